@@ -1,0 +1,545 @@
+"""Turn one Python source file into rows for the graph tables, with tree-sitter.
+
+Runs in worker processes, so it is pure: bytes in, plain tuples out. Name resolution across
+files happens later, in `resolve.py`, once every file is in the database.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+LANGUAGE = Language(tree_sitter_python.language())
+
+_QUERY_TEXT = """
+(class_definition) @def
+(function_definition) @def
+(call function: (_) @call)
+(assignment) @assign
+(augmented_assignment left: (identifier) @_n (#eq? @_n "__all__")) @all_aug
+(import_statement) @import
+(import_from_statement) @import
+"""
+
+_PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
+_VALUE_LIMIT = 240
+
+# Column order of each table's rows as produced here; schema.sql has the same columns.
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "modules": ("id", "file_id", "name", "qualname", "path", "is_package", "docstring",
+                "all_names", "start_line", "end_line"),
+    "classes": ("id", "file_id", "name", "qualname", "module", "path", "scope_qualname",
+                "start_line", "end_line", "bases", "decorators", "docstring", "source"),
+    "members": ("id", "file_id", "class_id", "class_qualname", "name", "qualname", "module", "path",
+                "kind", "signature", "annotation", "value", "decorators", "is_async",
+                "start_line", "end_line", "docstring", "source"),
+    "globals": ("id", "file_id", "name", "qualname", "module", "path", "kind", "signature",
+                "annotation", "value", "decorators", "is_async", "start_line", "end_line",
+                "docstring", "source"),
+    "nested_functions": ("id", "file_id", "name", "qualname", "module", "path", "scope_qualname",
+                         "signature", "decorators", "is_async", "start_line", "end_line",
+                         "docstring", "source"),
+    "parameters": ("file_id", "owner_id", "owner_qualname", "position", "name", "kind",
+                   "annotation", "default_value"),
+    "imports": ("file_id", "module", "path", "scope_qualname", "line", "imported_module", "name",
+                "alias", "level", "is_star", "bound_name", "target"),
+    "calls": ("file_id", "caller_id", "caller_qualname", "line", "col", "end_line", "end_col",
+              "callee_text", "callee_name"),
+    "inheritance": ("file_id", "class_id", "class_qualname", "module", "path", "position",
+                    "base_text"),
+}
+
+
+def stable_id(*parts: str) -> int:
+    """A 63-bit id that is the same on every run for the same symbol in the same file."""
+    digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+@dataclass
+class FileFacts:
+    path: str
+    module: str
+    file_id: int
+    sha256: str
+    lines: int = 0
+    parse_errors: int = 0
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
+
+
+class UndecodableSource(ValueError):
+    pass
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like Python does: a PEP 263 coding cookie or BOM, else UTF-8."""
+    if b"\x00" in data[:8192]:
+        raise UndecodableSource("binary file (NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise UndecodableSource(f"bad coding declaration: {exc}") from None
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise UndecodableSource(f"not valid {encoding}: {exc}") from None
+
+
+@dataclass(slots=True)
+class _Scope:
+    kind: str  # module | class | function
+    qualname: str
+    id: int
+    start: int
+    end: int
+    class_scope: "_Scope | None" = None  # for a method: the class it belongs to
+    self_name: str | None = None  # for a method: its first parameter, the instance
+    member_names: set | None = None  # for a class: names defined in the body
+
+
+class _Extractor:
+    def __init__(self, src: bytes, path: str, module: str, is_package: bool, file_id: int):
+        self.src = src
+        self.path = path
+        self.module = module
+        self.is_package = is_package
+        self.file_id = file_id
+        self.rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
+
+    def text(self, node: Node | None) -> str | None:
+        if node is None:
+            return None
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def flat(self, node: Node | None) -> str | None:
+        value = self.text(node)
+        return None if value is None else " ".join(value.split())
+
+    def docstring(self, body: Node | None) -> str | None:
+        if body is None:
+            return None
+        for child in body.named_children:
+            if child.type == "comment":
+                continue
+            if child.type != "expression_statement" or child.named_child_count != 1:
+                return None
+            string = child.named_children[0]
+            if string.type not in ("string", "concatenated_string"):
+                return None
+            raw = self.text(string)
+            if "\\" not in raw:
+                for quote in ('"""', "'''"):
+                    if raw.startswith(quote) and raw.endswith(quote) and len(raw) >= 6:
+                        return inspect_cleandoc(raw[3:-3])
+            try:
+                value = ast.literal_eval(raw)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return raw.strip("'\"rRuUbBfF")
+            if isinstance(value, bytes):
+                return None
+            return inspect_cleandoc(value)
+        return None
+
+    # -- the walk -------------------------------------------------------------------------
+    def run(self, tree) -> None:
+        root = tree.root_node
+        module_scope = _Scope("module", self.module, stable_id(self.path, "module", self.module),
+                              root.start_byte, root.end_byte)
+        captures = QueryCursor(_QUERY).captures(root)
+        scopes: dict[int, _Scope] = {root.id: module_scope}
+        intervals: list[_Scope] = []
+        defs = sorted(captures.get("def", []), key=lambda n: n.start_byte)
+        classes: dict[str, tuple] = {}
+        functions: dict[str, tuple] = {}  # qualname -> (table, row, params node, owner id)
+        for node in defs:
+            parent = node.parent
+            while parent.type not in ("function_definition", "class_definition", "module"):
+                parent = parent.parent
+            outer = scopes.get(parent.id)
+            if outer is None:  # inside an ERROR subtree we could not place: use the module
+                outer = module_scope
+            scope = self.definition(node, outer, classes, functions)
+            scopes[node.id] = scope
+            intervals.append(scope)
+
+        all_names = self.collect_assignments(captures, module_scope, intervals)
+        self.collect_imports(captures.get("import", []), module_scope, intervals)
+        self.collect_calls(captures.get("call", []), module_scope, intervals)
+
+        for row in classes.values():
+            self.rows["classes"].append(row)
+        for table, row, params, owner_id in functions.values():
+            self.rows[table].append(row)
+            self.parameters(params, owner_id, row[COLUMNS[table].index("qualname")])
+        self.rows["modules"].append(
+            (module_scope.id, self.file_id, self.module.rpartition(".")[2], self.module, self.path,
+             self.is_package, self.docstring(root), all_names, 1, root.end_point[0] + 1)
+        )
+
+    def definition(self, node: Node, outer: _Scope, classes: dict, functions: dict) -> _Scope:
+        name = self.text(node.child_by_field_name("name")) or "?"
+        if outer.kind == "function":
+            qualname = f"{outer.qualname}.<locals>.{name}"
+        else:
+            qualname = f"{outer.qualname}.{name}"
+        wrapper = node.parent if node.parent.type == "decorated_definition" else node
+        decorators = [self.flat(c)[1:].strip() for c in wrapper.named_children if c.type == "decorator"]
+        start, end = wrapper.start_point[0] + 1, wrapper.end_point[0] + 1
+        body = node.child_by_field_name("body")
+        doc = self.docstring(body)
+        source = self.text(wrapper)
+
+        if node.type == "class_definition":
+            sid = stable_id(self.path, "class", qualname)
+            scope = _Scope("class", qualname, sid, node.start_byte, node.end_byte, member_names=set())
+            bases = []
+            superclasses = node.child_by_field_name("superclasses")
+            if superclasses is not None:
+                for position, base in enumerate(
+                    b for b in superclasses.named_children if b.type not in ("keyword_argument", "comment")
+                ):
+                    base_text = self.flat(base)
+                    bases.append(base_text)
+                    self.rows["inheritance"].append(
+                        (self.file_id, sid, qualname, self.module, self.path, position, base_text)
+                    )
+            classes[qualname] = (sid, self.file_id, name, qualname, self.module, self.path,
+                                 outer.qualname, start, end, bases, decorators, doc, source)
+            if outer.kind == "class":
+                outer.member_names.add(name)
+            return scope
+
+        params = node.child_by_field_name("parameters")
+        returns = node.child_by_field_name("return_type")
+        signature = self.flat(params) or "()"
+        signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+        if returns is not None:
+            signature += " -> " + self.flat(returns)
+        is_async = node.child_count > 0 and node.children[0].type == "async"
+        first_param = None
+        if params is not None:
+            for p in params.named_children:
+                if p.type == "identifier":
+                    first_param = self.text(p)
+                elif p.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
+                    ident = p.child_by_field_name("name") or (p.named_children[0] if p.named_child_count else None)
+                    first_param = self.text(ident) if ident is not None and ident.type == "identifier" else None
+                break
+
+        if outer.kind == "class":
+            kind = "method"
+            for deco in decorators:
+                if deco == "classmethod":
+                    kind = "classmethod"
+                elif deco == "staticmethod":
+                    kind = "staticmethod"
+                elif deco in _PROPERTY_DECORATORS or deco.endswith((".getter", "cached_property")):
+                    kind = "property"
+                elif deco.endswith((".setter", ".deleter")):
+                    kind = "property-accessor"
+            sid = stable_id(self.path, "member", qualname)
+            scope = _Scope("function", qualname, sid, node.start_byte, node.end_byte, class_scope=outer,
+                           self_name=first_param if kind in ("method", "property", "property-accessor") else None)
+            if kind != "property-accessor":  # the setter of a property is the same member
+                outer.member_names.add(name)
+                functions[qualname] = (
+                    "members",
+                    (sid, self.file_id, outer.id, outer.qualname, name, qualname, self.module, self.path,
+                     kind, signature, None, None, decorators, is_async, start, end, doc, source),
+                    params, sid,
+                )
+            return scope
+
+        if outer.kind == "module":
+            sid = stable_id(self.path, "global", qualname)
+            functions[qualname] = (
+                "globals",
+                (sid, self.file_id, name, qualname, self.module, self.path, "function", signature,
+                 None, None, decorators, is_async, start, end, doc, source),
+                params, sid,
+            )
+        else:
+            sid = stable_id(self.path, "nested", qualname)
+            functions[qualname] = (
+                "nested_functions",
+                (sid, self.file_id, name, qualname, self.module, self.path, outer.qualname, signature,
+                 decorators, is_async, start, end, doc, source),
+                params, sid,
+            )
+        return _Scope("function", qualname, sid, node.start_byte, node.end_byte)
+
+    def parameters(self, params: Node | None, owner_id: int, owner_qualname: str) -> None:
+        if params is None:
+            return
+        out: list[list] = []
+        keyword_only = False
+        for p in params.named_children:
+            t = p.type
+            annotation = default = None
+            kind = "keyword-only" if keyword_only else "positional"
+            if t == "identifier":
+                name = self.text(p)
+            elif t in ("default_parameter", "typed_default_parameter", "typed_parameter"):
+                ident = p.child_by_field_name("name")
+                if ident is None and p.named_child_count:
+                    ident = p.named_children[0]
+                annotation = self.flat(p.child_by_field_name("type"))
+                default = self.flat(p.child_by_field_name("value"))
+                if ident is not None and ident.type == "list_splat_pattern":
+                    kind, keyword_only = "var-positional", True
+                    ident = ident.named_children[0] if ident.named_child_count else ident
+                elif ident is not None and ident.type == "dictionary_splat_pattern":
+                    kind = "var-keyword"
+                    ident = ident.named_children[0] if ident.named_child_count else ident
+                name = self.text(ident) if ident is not None else "?"
+            elif t == "list_splat_pattern":
+                kind, keyword_only = "var-positional", True
+                name = self.text(p.named_children[0]) if p.named_child_count else "?"
+            elif t == "dictionary_splat_pattern":
+                kind = "var-keyword"
+                name = self.text(p.named_children[0]) if p.named_child_count else "?"
+            elif t == "keyword_separator":
+                keyword_only = True
+                continue
+            elif t == "positional_separator":
+                for row in out:
+                    if row[5] == "positional":
+                        row[5] = "positional-only"
+                continue
+            else:  # comments, tuple parameters of Python 2, ERROR nodes
+                continue
+            out.append([self.file_id, owner_id, owner_qualname, len(out), name, kind, annotation, default])
+        self.rows["parameters"].extend(tuple(r) for r in out)
+
+    # -- statements placed by a sweep over the definition intervals ------------------------
+    @staticmethod
+    def _sweep(nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]):
+        """Yield (node, innermost enclosing scope) for nodes in document order."""
+        stack: list[_Scope] = [module_scope]
+        i = 0
+        for node in sorted(nodes, key=lambda n: n.start_byte):
+            pos = node.start_byte
+            while i < len(intervals) and intervals[i].start <= pos:
+                scope = intervals[i]
+                while len(stack) > 1 and stack[-1].end <= scope.start:
+                    stack.pop()
+                stack.append(scope)
+                i += 1
+            while len(stack) > 1 and stack[-1].end <= pos:
+                stack.pop()
+            yield node, stack[-1]
+
+    def collect_assignments(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]):
+        all_names: list[str] | None = None
+        seen_globals: set[str] = set()
+        instance_attrs: dict[str, dict[str, tuple]] = {}
+        for node, scope in self._sweep(captures.get("assign", []), module_scope, intervals):
+            left = node.child_by_field_name("left")
+            if left is None:
+                continue
+            if scope.kind == "function":
+                owner = scope.class_scope
+                if owner is None or scope.self_name is None or left.type != "attribute":
+                    continue
+                obj = left.child_by_field_name("object")
+                attr = left.child_by_field_name("attribute")
+                if obj is None or attr is None or obj.type != "identifier" or self.text(obj) != scope.self_name:
+                    continue
+                name = self.text(attr)
+                attrs = instance_attrs.setdefault(owner.qualname, {})
+                if name not in attrs:
+                    attrs[name] = (owner, node)
+                continue
+            annotation = self.flat(node.child_by_field_name("type"))
+            right = node.child_by_field_name("right")
+            value = self.flat(right)
+            if value is not None and len(value) > _VALUE_LIMIT:
+                value = value[:_VALUE_LIMIT] + "..."
+            for target in self._targets(left):
+                name = self.text(target)
+                if scope.kind == "module":
+                    if name == "__all__" and right is not None:
+                        all_names = self._string_list(right)
+                    if name in seen_globals:
+                        continue
+                    seen_globals.add(name)
+                    qualname = f"{self.module}.{name}"
+                    self.rows["globals"].append(
+                        (stable_id(self.path, "global", qualname), self.file_id, name, qualname, self.module,
+                         self.path, "variable", None, annotation, value, [], False,
+                         node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
+                    )
+                else:  # class body
+                    if name in scope.member_names:
+                        continue
+                    scope.member_names.add(name)
+                    qualname = f"{scope.qualname}.{name}"
+                    self.rows["members"].append(
+                        (stable_id(self.path, "member", qualname), self.file_id, scope.id, scope.qualname, name,
+                         qualname, self.module, self.path, "class_attribute", None, annotation, value, [],
+                         False, node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
+                    )
+        for node, scope in self._sweep(captures.get("all_aug", []), module_scope, intervals):
+            right = node.child_by_field_name("right")
+            if scope.kind == "module" and right is not None:
+                extra = self._string_list(right)
+                if extra is not None:
+                    all_names = (all_names or []) + extra
+        # self.x = ... lands after class bodies are complete, so class-level names win.
+        for class_qualname, attrs in instance_attrs.items():
+            for name, (owner, node) in attrs.items():
+                if name in owner.member_names:
+                    continue
+                value = self.flat(node.child_by_field_name("right"))
+                if value is not None and len(value) > _VALUE_LIMIT:
+                    value = value[:_VALUE_LIMIT] + "..."
+                qualname = f"{class_qualname}.{name}"
+                self.rows["members"].append(
+                    (stable_id(self.path, "member", qualname), self.file_id, owner.id, class_qualname, name,
+                     qualname, self.module, self.path, "instance_attribute", None,
+                     self.flat(node.child_by_field_name("type")), value, [], False,
+                     node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
+                )
+        return all_names
+
+    def _targets(self, left: Node):
+        if left.type == "identifier":
+            yield left
+        elif left.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+            for child in left.named_children:
+                yield from self._targets(child)
+
+    def _string_list(self, node: Node) -> list[str] | None:
+        if node.type not in ("list", "tuple", "parenthesized_expression"):
+            return None
+        try:
+            value = ast.literal_eval(self.text(node))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return None
+
+    def _absolute(self, dotted: str, level: int) -> str:
+        if level == 0:
+            return dotted
+        package = self.module.split(".") if self.is_package else self.module.split(".")[:-1]
+        if level - 1 > len(package):
+            return "." * level + dotted  # points above the top package: leave as written
+        base = package[: len(package) - (level - 1)]
+        return ".".join(base + ([dotted] if dotted else []))
+
+    def collect_imports(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
+        out = self.rows["imports"]
+        for node, scope in self._sweep(nodes, module_scope, intervals):
+            line = node.start_point[0] + 1
+            sq = scope.qualname
+            if node.type == "import_statement":
+                for item in node.children_by_field_name("name"):
+                    if item.type == "aliased_import":
+                        dotted = self.flat(item.child_by_field_name("name"))
+                        alias = self.text(item.child_by_field_name("alias"))
+                        bound, target = alias, dotted
+                    else:
+                        dotted, alias = self.flat(item), None
+                        bound = target = dotted.split(".")[0]
+                    out.append((self.file_id, self.module, self.path, sq, line, dotted, None, alias, 0,
+                                False, bound, target))
+                continue
+            mod_node = node.child_by_field_name("module_name")
+            level, dotted = 0, ""
+            if mod_node is not None and mod_node.type == "relative_import":
+                for child in mod_node.children:
+                    if child.type == "import_prefix":
+                        level = len(self.text(child).strip())
+                    elif child.type == "dotted_name":
+                        dotted = self.flat(child)
+            elif mod_node is not None:
+                dotted = self.flat(mod_node)
+            imported = self._absolute(dotted.replace(" ", ""), level)
+            if any(c.type == "wildcard_import" for c in node.children):
+                out.append((self.file_id, self.module, self.path, sq, line, imported, "*", None, level,
+                            True, None, None))
+                continue
+            for item in node.children_by_field_name("name"):
+                if item.type == "aliased_import":
+                    name = self.flat(item.child_by_field_name("name"))
+                    alias = self.text(item.child_by_field_name("alias"))
+                else:
+                    name, alias = self.flat(item), None
+                bound = alias or name
+                target = f"{imported}.{name}" if imported else name
+                out.append((self.file_id, self.module, self.path, sq, line, imported, name, alias, level,
+                            False, bound, target))
+
+    def collect_calls(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
+        out = self.rows["calls"]
+        src = self.src
+        for callee, scope in self._sweep(nodes, module_scope, intervals):
+            text = src[callee.start_byte : callee.end_byte].decode("utf-8", "replace")
+            if "\n" in text or "  " in text:
+                text = " ".join(text.split())
+            if len(text) > _VALUE_LIMIT:
+                text = text[:_VALUE_LIMIT] + "..."
+            kind = callee.type
+            if kind == "identifier":
+                name = text
+            elif kind == "attribute":
+                name = text.rpartition(".")[2].strip()
+            else:
+                name = None
+            sp, ep = callee.start_point, callee.end_point
+            out.append((self.file_id, scope.id, scope.qualname, sp[0] + 1, sp[1], ep[0] + 1, ep[1], text, name))
+
+
+def inspect_cleandoc(doc: str) -> str:
+    return inspect.cleandoc(doc)
+
+
+_QUERY = Query(LANGUAGE, _QUERY_TEXT)
+_PARSER = Parser(LANGUAGE)
+
+
+def count_errors(root: Node) -> int:
+    if not root.has_error:
+        return 0
+    errors = 0
+    stack = [root]  # iterative: 500-deep nesting must not hit Python's recursion limit
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            errors += 1
+            continue
+        if node.has_error:
+            stack.extend(node.children)
+    return errors
+
+
+def extract(data: bytes, path: str, module: str, is_package: bool) -> FileFacts:
+    """Parse one file's bytes. Raises UndecodableSource for binary or mis-encoded files."""
+    sha = hashlib.sha256(data).hexdigest()
+    text = decode_source(data)
+    src = data if text.encode("utf-8") == data else text.encode("utf-8")
+    tree = _PARSER.parse(src)
+    file_id = stable_id(path)
+    ex = _Extractor(src, path, module, is_package, file_id)
+    ex.run(tree)
+    facts = FileFacts(path, module, file_id, sha, lines=src.count(b"\n") + (0 if src.endswith(b"\n") else 1),
+                      parse_errors=count_errors(tree.root_node), rows=ex.rows)
+    return facts
+
+
+def parse_only(data: bytes) -> None:
+    """What the benchmark compares indexing against: tree-sitter parsing alone."""
+    _PARSER.parse(data)

@@ -1,0 +1,492 @@
+"""`codegraph index`: discover, parse in parallel, resolve names, write one DuckDB file.
+
+A full build is written beside the database and swapped in with os.replace; an update runs in
+one transaction. Either way a crash leaves the previous database as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import functools
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import duckdb
+import pyarrow as pa
+
+from . import db
+from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
+from .errors import RepositoryError, SchemaMismatch
+from .extract import COLUMNS, FileFacts, UndecodableSource, extract
+from .resolve import Resolver
+
+RESOLVED_COLUMNS = {
+    "imports": ("resolved_module", "resolved_qualname", "resolution"),
+    "calls": ("resolved_callee", "resolution"),
+    "inheritance": ("resolved_base", "resolution"),
+}
+_RESOLVED_TABLES = tuple(RESOLVED_COLUMNS)
+_DEF_TABLES = ("modules", "classes", "members", "globals", "nested_functions")
+_PARALLEL_THRESHOLD = 24
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    db_path: Path
+    repo_root: Path
+    mode: str  # full | update | unchanged
+    files_seen: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    reresolved: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    partial: list[tuple[str, int]] = field(default_factory=list)  # (path, error nodes)
+    counts: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _extract_one(item: tuple[str, str, str, bool]) -> FileFacts | Skip:
+    abspath, path, module, is_package = item
+    try:
+        with open(abspath, "rb") as fh:
+            data = fh.read()
+        return extract(data, path, module, is_package)
+    except UndecodableSource as exc:
+        reason = "binary" if "binary" in str(exc) else "undecodable"
+        return Skip(path, reason, str(exc))
+    except OSError as exc:
+        return Skip(path, "unreadable", str(exc))
+    except (RecursionError, MemoryError) as exc:
+        return Skip(path, "too-complex", type(exc).__name__)
+    except Exception as exc:  # one bad file must never stop the index
+        return Skip(path, "error", f"{type(exc).__name__}: {exc}")
+
+
+@dataclass
+class _Chunk:
+    """What a worker sends back: Arrow tables, so conversion happens in parallel."""
+
+    file_rows: list[tuple]
+    skips: list[Skip]
+    tables: dict[str, pa.Table]
+    paths: list[str]
+
+
+@functools.lru_cache(maxsize=1)
+def _arrow_schemas() -> dict[str, pa.Schema]:
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(db.schema_sql())
+        return {name: db.arrow_schema(con, name, cols) for name, cols in COLUMNS.items()}
+    finally:
+        con.close()
+
+
+def _to_arrow(name: str, rows: list[tuple]) -> pa.Table:
+    schema = _arrow_schemas()[name]
+    if not rows:
+        return schema.empty_table()
+    return pa.Table.from_arrays(
+        [pa.array(col, type=schema.field(i).type) for i, col in enumerate(zip(*rows))], schema=schema)
+
+
+def _extract_chunk(items: list[tuple[SourceFile, ...]]) -> _Chunk:
+    rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
+    file_rows, skips = [], []
+    for f in items:
+        result = _extract_one((f.abspath, f.path, f.module, f.is_package))
+        if isinstance(result, Skip):
+            skips.append(result)
+            continue
+        file_rows.append(_file_row(f, result))
+        for name, table_rows in result.rows.items():
+            rows[name].extend(table_rows)
+    return _Chunk(file_rows, skips, {name: _to_arrow(name, r) for name, r in rows.items()}, [f.path for f in items])
+
+
+def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None) -> Iterator[_Chunk]:
+    size = 8
+    chunks = [files[i : i + size] for i in range(0, len(files), size)]
+    total, done = len(files), 0
+    pool = None
+    if jobs > 1 and total >= _PARALLEL_THRESHOLD:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        pool = multiprocessing.get_context(method).Pool(jobs)
+        iterator: Iterable[_Chunk] = pool.imap_unordered(_extract_chunk, chunks)
+    else:
+        iterator = map(_extract_chunk, chunks)
+    try:
+        for chunk in iterator:
+            done += len(chunk.paths)
+            if progress:
+                progress(done, total, chunk.paths[-1])
+            yield chunk
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def _file_row(f: SourceFile, facts: FileFacts) -> tuple:
+    return (facts.file_id, f.path, f.module, facts.sha256, f.size, f.mtime_ns, facts.lines, facts.parse_errors)
+
+
+_FILE_COLUMNS = ("file_id", "path", "module", "sha256", "size", "mtime_ns", "lines", "parse_errors")
+_SKIP_COLUMNS = ("path", "reason", "detail", "size", "mtime_ns")
+
+
+def _concat(name: str, tables: list[pa.Table]) -> pa.Table:
+    schema = _arrow_schemas()[name]
+    tables = [t.select(list(schema.names)).cast(schema) for t in tables if t.num_rows]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
+    return [table.column(n).to_pylist() for n in names]
+
+
+def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
+    for name in _DEF_TABLES:
+        table = tables[name]
+        if not table.num_rows:
+            continue
+        qualnames = table.column("qualname").to_pylist()
+        kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
+        out.extend(zip(qualnames, kinds))
+    return out
+
+
+_IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
+_BASE_KEY = ("class_qualname", "module", "position", "base_text")
+
+
+def _build_resolver(defs: Iterable[tuple[str, str]], imports: pa.Table, inheritance: pa.Table) -> Resolver:
+    definitions: dict[str, str] = {}
+    for qualname, kind in defs:
+        definitions.setdefault(qualname, kind)
+    return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)))
+
+
+def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str]) -> dict[str, pa.Table]:
+    """Add the resolution columns to imports, calls and inheritance."""
+    def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
+        for i, name in enumerate(names):
+            table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
+        return table
+
+    imports = tables["imports"]
+    values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
+    out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
+    calls = tables["calls"]
+    texts, file_ids, callers = _columns(calls, ("callee_text", "file_id", "caller_qualname"))
+    values = [resolver.resolve_call(t, modules[f], c) for t, f, c in zip(texts, file_ids, callers)]
+    out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
+    inheritance = tables["inheritance"]
+    values = []
+    for qualname, position in zip(*_columns(inheritance, ("class_qualname", "position"))):
+        resolved = resolver.resolved_bases(qualname)
+        values.append(resolved[position] if position < len(resolved) else (None, None))
+    out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
+    return out
+
+
+def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
+                    classes: pa.Table, modules: dict[int, str]) -> None:
+    for name, table in _resolve_tables(resolver, tables, modules).items():
+        _insert_arrow(con, name, table)
+    _update_class_bases(con, resolver, classes)
+
+
+def _update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table) -> None:
+    ids, qualnames = _columns(classes, ("id", "qualname"))
+    bases = pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
+        [[b for b, _ in resolver.resolved_bases(q)] for q in qualnames], pa.list_(pa.string()))})
+    con.register("_class_bases", bases)
+    try:
+        con.execute("UPDATE classes SET base_qualnames = b.base_qualnames FROM _class_bases b WHERE classes.id = b.id")
+    finally:
+        con.unregister("_class_bases")
+
+
+class _Background(threading.Thread):
+    def __init__(self, work: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.work, self.error = work, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except BaseException as exc:  # re-raised in the caller's thread by join()
+            self.error = exc
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise self.error
+
+
+def _insert_arrow(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+    if not table.num_rows:
+        return
+    con.register("_codegraph_batch", table)
+    try:
+        con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM _codegraph_batch')
+    finally:
+        con.unregister("_codegraph_batch")
+
+
+_INTERFACE_SQL = """
+    SELECT 'def', qualname, 'module', NULL FROM modules WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'def', qualname, 'class', NULL FROM classes WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'def', qualname, kind, NULL FROM members WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'def', qualname, kind, NULL FROM globals WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'def', qualname, 'nested_function', NULL FROM nested_functions
+        WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'import', module || ':' || scope_qualname, coalesce(bound_name, '*'),
+        coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
+        WHERE file_id IN (SELECT file_id FROM _gone)
+"""
+
+
+def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
+    """The names the files being replaced define, import and inherit: what others resolve against."""
+    return set(con.execute(_INTERFACE_SQL).fetchall())
+
+
+def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
+    out = {("def", q, k, None) for q, k in _definitions(tables)}
+    imports = tables["imports"]
+    for module, scope, bound, target, imported in zip(*_columns(
+            imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
+        out.add(("import", f"{module}:{scope}", bound or "*", target or imported))
+    for qualname, position, text in zip(*_columns(tables["inheritance"], ("class_qualname", "position", "base_text"))):
+        out.add(("base", qualname, str(position), text))
+    return out
+
+
+def _summarise(report: IndexReport, con: duckdb.DuckDBPyConnection) -> None:
+    report.counts = db.table_counts(con)
+    report.skipped = [Skip(*r) for r in con.execute(
+        "SELECT path, reason, detail FROM skipped_files ORDER BY path").fetchall()]
+    report.partial = con.execute(
+        "SELECT path, parse_errors FROM files WHERE parse_errors > 0 ORDER BY path").fetchall()
+
+
+def index_repository(
+    repo: str | os.PathLike,
+    db_path: str | os.PathLike | None = None,
+    *,
+    jobs: int | None = None,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    full: bool = False,
+    progress: Progress | None = None,
+) -> IndexReport:
+    started = time.perf_counter()
+    root = Path(repo).resolve()
+    if not root.is_dir():
+        raise RepositoryError(f"{repo} is not a directory: give the path of a repository to index")
+    target = Path(db_path) if db_path else db.default_db_path(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    jobs = jobs or min(2, os.cpu_count() or 1)
+    report = IndexReport(target, root, "full")
+
+    t = time.perf_counter()
+    found = discover(root, max_file_size)
+    report.timings["discover"] = time.perf_counter() - t
+    report.files_seen = len(found.files)
+
+    if target.exists() and not full:
+        try:
+            _update(root, target, found, jobs, progress, report)
+            report.elapsed_s = time.perf_counter() - started
+            return report
+        except SchemaMismatch:
+            pass  # an old or foreign file: rebuild it from scratch below
+    _full_build(root, target, found, jobs, progress, report)
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport) -> None:
+    report.mode = "full"
+    tmp = target.with_name(target.name + f".building-{os.getpid()}")
+    for stale in target.parent.glob(target.name + ".building-*"):
+        stale.unlink(missing_ok=True)
+    by_path = {f.path: f for f in found.files}
+    skips, file_rows = list(found.skipped), []
+    chunks: list[_Chunk] = []
+    t = time.perf_counter()
+    for chunk in _extract_chunks(found.files, jobs, progress):
+        chunks.append(chunk)
+        skips.extend(chunk.skips)
+        file_rows.extend(chunk.file_rows)
+    report.timings["extract"] = time.perf_counter() - t
+    report.parsed = len(file_rows)
+    t = time.perf_counter()
+    tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+    del chunks
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            db.create_schema(con, str(root))
+            # The file is swapped in only when complete, so no transaction is needed for atomicity.
+            # DuckDB ingests the definitions on a second thread while this one resolves names.
+            side = con.cursor()
+            writer = _Background(lambda: [_insert_arrow(side, name, tables[name])
+                                          for name in COLUMNS if name not in _RESOLVED_TABLES])
+            resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
+            resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
+            writer.join()
+            report.timings["resolve"] = time.perf_counter() - t
+            for name, table in resolved.items():
+                _insert_arrow(con, name, table)
+            _update_class_bases(con, resolver, tables["classes"])
+            db.insert_rows(con, "files", _FILE_COLUMNS, file_rows)
+            db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips])
+            db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+            side.close()
+            report.timings["write"] = time.perf_counter() - t
+            _summarise(report, con)
+        finally:
+            con.close()
+        target.with_name(target.name + ".wal").unlink(missing_ok=True)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        raise
+
+
+def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
+    f = by_path.get(skip.path)
+    return (skip.path, skip.reason, skip.detail, f.size if f else None, f.mtime_ns if f else None)
+
+
+def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport) -> None:
+    report.mode = "update"
+    con = duckdb.connect(str(target))
+    try:
+        meta = db.check_schema(con, target)
+        if meta.get("repo_root") != str(root):
+            raise SchemaMismatch(f"{target} indexes {meta.get('repo_root')}, not {root}")
+        old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
+               con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files").fetchall()}
+        old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
+                     con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
+        to_parse: list[SourceFile] = []
+        touched: list[tuple[int, int]] = []  # same content, new mtime
+        kept_skips: list[Skip] = []
+        for f in found.files:
+            prev = old.get(f.path)
+            if prev is not None and prev[1] == f.module:
+                if prev[3] == f.size and prev[4] == f.mtime_ns:
+                    continue
+                with open(f.abspath, "rb") as fh:
+                    if hashlib.sha256(fh.read()).hexdigest() == prev[2]:
+                        touched.append((prev[0], f.mtime_ns))
+                        continue
+            skipped_before = old_skips.get(f.path)
+            if skipped_before and skipped_before[2] == f.size and skipped_before[3] == f.mtime_ns:
+                kept_skips.append(Skip(f.path, skipped_before[0], skipped_before[1]))
+                continue
+            to_parse.append(f)
+        present = {f.path for f in found.files}
+        parse_paths = {f.path for f in to_parse}
+        gone = [p for p in old if p not in present or p in parse_paths]
+        deleted = [p for p in old if p not in present]
+        skips_now = list(found.skipped) + kept_skips
+        skips_changed = sorted((s.path, s.reason) for s in skips_now) != sorted(
+            (p, r) for p, (r, *_rest) in old_skips.items())
+        report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
+        report.deleted = len(deleted)
+        if not to_parse and not deleted and not touched and not skips_changed:
+            report.mode = "unchanged"
+            _summarise(report, con)
+            return
+
+        t = time.perf_counter()
+        by_path = {f.path: f for f in found.files}
+        chunks = list(_extract_chunks(to_parse, jobs, progress))
+        report.timings["extract"] = time.perf_counter() - t
+        t = time.perf_counter()
+        file_rows = [row for c in chunks for row in c.file_rows]
+        skips_now.extend(s for c in chunks for s in c.skips)
+        fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+        report.parsed = len(file_rows)
+
+        con.execute("BEGIN")
+        gone_ids = [old[p][0] for p in gone]
+        changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
+        con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT unnest($ids::BIGINT[]) AS file_id", {"ids": gone_ids})
+        con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT unnest($m::VARCHAR[]) AS module",
+                    {"m": changed_modules})
+        # When the changed files still define and import the same names, no other file can
+        # resolve differently; otherwise re-resolve the files that point into changed modules.
+        old_interface = _interface_from_db(con)
+        new_interface = _interface_from_tables(fresh)
+        affected = [] if old_interface == new_interface else [r[0] for r in con.execute("""
+            SELECT DISTINCT file_id FROM imports i JOIN _changed c
+              ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
+                 OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
+              ON starts_with(k.resolved_callee, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
+              ON starts_with(h.resolved_base, c.module || '.')
+        """).fetchall()]
+        affected = sorted(set(affected) - set(gone_ids))
+        report.reresolved = len(affected)
+        con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
+                    {"ids": affected})
+        for name in (*COLUMNS, "files"):
+            con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
+        for name in COLUMNS:
+            if name not in _RESOLVED_TABLES:
+                _insert_arrow(con, name, fresh[name])
+
+        # What the resolver needs from the rest of the repository.
+        defs = con.execute("""
+            SELECT qualname, 'module' FROM modules UNION ALL SELECT qualname, 'class' FROM classes
+            UNION ALL SELECT qualname, kind FROM members UNION ALL SELECT qualname, kind FROM globals
+            UNION ALL SELECT qualname, 'nested_function' FROM nested_functions""").fetchall()
+        where = "WHERE file_id IN (SELECT file_id FROM _affected)"
+
+        def fetch(name: str, clause: str = "") -> pa.Table:
+            cols = ", ".join(f'"{c}"' for c in COLUMNS[name])
+            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').fetch_arrow_table()
+
+        resolver = _build_resolver(
+            defs,
+            _concat("imports", [fetch("imports"), fresh["imports"]]),
+            _concat("inheritance", [fetch("inheritance"), fresh["inheritance"]]),
+        )
+        redo = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _RESOLVED_TABLES}
+        for name in _RESOLVED_TABLES:
+            con.execute(f'DELETE FROM "{name}" {where}')
+        classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
+        modules = dict(con.execute("SELECT file_id, module FROM files").fetchall())
+        modules.update({r[0]: r[2] for r in file_rows})
+        _write_resolved(con, resolver, redo, classes, modules)
+        db.insert_rows(con, "files", _FILE_COLUMNS, file_rows)
+        for fid, mtime in touched:
+            con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
+        con.execute("DELETE FROM skipped_files")
+        db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips_now])
+        db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        con.execute("COMMIT")
+        report.timings["write"] = time.perf_counter() - t
+        _summarise(report, con)
+    finally:
+        con.close()
