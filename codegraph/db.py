@@ -186,3 +186,22 @@ TABLES = ("files", "skipped_files", "modules", "classes", "members", "globals", 
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
+
+
+def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = None, *,
+                   max_rows: int = 10_000, timeout_s: float = 30.0) -> QueryResult:
+    con = connect_readonly(path)
+    try:
+        check_schema(con, path)
+        return run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s)
+    finally:
+        con.close()
+
+
+def database_stats(path: Path | str) -> dict[str, Any]:
+    con = connect_readonly(path)
+    try:
+        meta = check_schema(con, path)
+        return {"path": str(path), "meta": meta, "counts": table_counts(con)}
+    finally:
+        con.close()

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator
 import duckdb
 import pyarrow as pa
 
-from . import db
+from . import __version__, db
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .errors import RepositoryError, SchemaMismatch
 from .extract import COLUMNS, FileFacts, UndecodableSource, extract
@@ -382,6 +382,8 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         meta = db.check_schema(con, target)
         if meta.get("repo_root") != str(root):
             raise SchemaMismatch(f"{target} indexes {meta.get('repo_root')}, not {root}")
+        if meta.get("tool_version") != __version__:
+            raise SchemaMismatch(f"{target} was built by codegraph {meta.get('tool_version')}")
         old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
                con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files").fetchall()}
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
@@ -465,7 +467,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
 
         def fetch(name: str, clause: str = "") -> pa.Table:
             cols = ", ".join(f'"{c}"' for c in COLUMNS[name])
-            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').fetch_arrow_table()
+            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
 
         resolver = _build_resolver(
             defs,

@@ -79,6 +79,9 @@ class Resolver:
         return result
 
     def _canonical(self, dotted: str, depth: int) -> str | None:
+        target = self.module_bindings.get(dotted)  # a name a module imports: follow it
+        if target is not None:
+            return self.canonical(target, depth + 1)
         parts = dotted.split(".")
         for i in range(len(parts) - 1, 0, -1):
             prefix = ".".join(parts[:i])
@@ -118,20 +121,21 @@ class Resolver:
         return out
 
     def mro(self, class_qualname: str) -> list[str]:
-        """Depth-first, left-to-right ancestors (no C3: good enough to find inherited members)."""
+        """Depth-first, left to right, keeping the last visit of a class reached twice: C3's
+        answer on the usual diamonds, and the same order as the ancestors_of() macro."""
         if class_qualname in self._mro:
             return self._mro[class_qualname]
-        order: list[str] = []
-        seen: set[str] = set()
-        stack = [class_qualname]
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            order.append(current)
-            bases = [b for b, _ in self.resolved_bases(current) if b and self.defs.get(b) == "class"]
-            stack.extend(reversed(bases))
+        visits: list[str] = []
+        stack: list[tuple[str, tuple[str, ...]]] = [(class_qualname, ())]
+        while stack and len(visits) < 4096:
+            current, trail = stack.pop()
+            visits.append(current)
+            trail = (*trail, current)
+            bases = [b for b, _ in self.resolved_bases(current)
+                     if b and self.defs.get(b) == "class" and b not in trail]
+            stack.extend((b, trail) for b in reversed(bases))
+        last = {name: i for i, name in enumerate(visits)}
+        order = sorted(last, key=last.__getitem__)
         self._mro[class_qualname] = order
         return order
 
@@ -179,7 +183,19 @@ class Resolver:
         if how == "builtin":
             return (target, how) if not rest else (None, None)
         full = f"{target}.{rest}" if rest else target
-        return self.canonical(full), how
+        found = self.canonical(full)
+        if found is None and how == "import" and not self._inside(full):
+            return full, "external"  # e.g. os.path.join: named through the imports, defined elsewhere
+        return found, how
+
+    def _inside(self, dotted: str) -> bool:
+        """Does a dotted name start with a module of this repository?"""
+        head = dotted
+        while head:
+            if self.defs.get(head) == "module":
+                return True
+            head = head.rpartition(".")[0]
+        return False
 
     def resolve_call(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
         key = (text, caller)

@@ -152,8 +152,8 @@ CREATE TABLE calls (
     end_col INTEGER,
     callee_text VARCHAR NOT NULL,     -- "self.parse_object", "json.loads", "f(x).g"
     callee_name VARCHAR,              -- last identifier: "loads"
-    resolved_callee VARCHAR,          -- qualname of the definition, when known
-    resolution VARCHAR                -- local | import | self | super | attribute | builtin | NULL
+    resolved_callee VARCHAR,          -- qualname of the definition; for external, the dotted import path
+    resolution VARCHAR                -- local | import | self | super | builtin | external | NULL
 );
 
 CREATE TABLE inheritance (
@@ -192,25 +192,29 @@ CREATE VIEW symbols AS
 
 -- CodeQL-style vocabulary, stored in the file so the plain duckdb shell has it too.
 
--- Classes named cls (simple or qualified name) and every class they inherit from, nearest first.
+-- Classes named cls (simple or qualified name) and every class they inherit from, in method
+-- resolution order: depth-first, left to right, keeping the last visit of a class seen twice
+-- (which matches C3 on the usual diamonds). mro_position 0 is the class itself.
 CREATE MACRO ancestors_of(cls) AS TABLE
-    WITH RECURSIVE walk(start_qualname, class_qualname, depth, trail) AS (
-        SELECT qualname, qualname, 0, [qualname] FROM classes WHERE qualname = cls OR name = cls
+    WITH RECURSIVE walk(start_qualname, class_qualname, depth, trail, path_key) AS (
+        SELECT qualname, qualname, 0, [qualname], []::INTEGER[] FROM classes WHERE qualname = cls OR name = cls
         UNION ALL
-        SELECT w.start_qualname, i.resolved_base, w.depth + 1, list_append(w.trail, i.resolved_base)
+        SELECT w.start_qualname, i.resolved_base, w.depth + 1, list_append(w.trail, i.resolved_base),
+               list_append(w.path_key, i.position)
         FROM walk w JOIN inheritance i ON i.class_qualname = w.class_qualname
         WHERE i.resolved_base IS NOT NULL AND NOT list_contains(w.trail, i.resolved_base) AND w.depth < 64
     )
-    SELECT start_qualname, class_qualname, min(depth) AS depth
-    FROM walk GROUP BY ALL ORDER BY start_qualname, depth;
+    SELECT start_qualname, class_qualname, min(depth) AS depth,
+           row_number() OVER (PARTITION BY start_qualname ORDER BY max(path_key)) - 1 AS mro_position
+    FROM walk GROUP BY start_qualname, class_qualname ORDER BY start_qualname, mro_position;
 
 -- Members of a class including inherited ones; an override hides the member it overrides.
 CREATE MACRO members_of(cls) AS TABLE
     SELECT a.start_qualname AS class, m.name, m.kind, m.signature, m.class_qualname AS defined_in,
-           a.depth, m.qualname, m.annotation, m.value, m.docstring, m.path, m.start_line
+           a.mro_position, m.qualname, m.annotation, m.value, m.docstring, m.path, m.start_line
     FROM ancestors_of(cls) a JOIN members m ON m.class_qualname = a.class_qualname
-    QUALIFY row_number() OVER (PARTITION BY a.start_qualname, m.name ORDER BY a.depth) = 1
-    ORDER BY class, depth, m.start_line;
+    QUALIFY row_number() OVER (PARTITION BY a.start_qualname, m.name ORDER BY a.mro_position) = 1
+    ORDER BY class, mro_position, m.start_line;
 
 -- Classes deriving from cls, directly or not.
 CREATE MACRO subclasses_of(cls) AS TABLE
