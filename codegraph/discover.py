@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pathspec
 
 # Directories that never hold the project's own code.
+# Virtualenvs are recognised by their pyvenv.cfg, whatever their name (the stdlib has a `venv`
+# package); build/ and dist/ only when they are not packages themselves.
 NOISE_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", ".codegraph", "__pycache__", "node_modules", ".tox", ".nox",
-        ".venv", "venv", ".env", "env", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-        "build", "dist", ".eggs", "site-packages", "dist-packages", ".idea", ".vscode",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "site-packages", "dist-packages",
+        ".idea", ".vscode",
     }
 )
+OUTPUT_DIRS = frozenset({"build", "dist"})
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 
 
@@ -51,7 +53,7 @@ def _load_gitignore(dirpath: str, filenames: list[str]) -> pathspec.PathSpec | N
         return None
     try:
         with open(os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            return pathspec.PathSpec.from_lines("gitwildmatch", fh)
+            return pathspec.GitIgnoreSpec.from_lines(fh)
     except OSError:
         return None
 
@@ -105,6 +107,8 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
             full = os.path.join(dirpath, d)
             if d in NOISE_DIRS or d.endswith(".egg-info"):
                 continue
+            if d in OUTPUT_DIRS and not os.path.exists(os.path.join(full, "__init__.py")):
+                continue
             if os.path.islink(full):
                 result.skipped.append(Skip(rel, "symlink", "directory symlinks are not followed"))
                 continue
@@ -152,6 +156,3 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
         )
     return result
 
-
-def find_repo_root(path: str | os.PathLike) -> Path:
-    return Path(path).resolve()

@@ -182,7 +182,7 @@ class _Extractor:
             self.parameters(params, owner_id, row[COLUMNS[table].index("qualname")])
         self.rows["modules"].append(
             (module_scope.id, self.file_id, self.module.rpartition(".")[2], self.module, self.path,
-             self.is_package, self.docstring(root), all_names, 1, root.end_point[0] + 1)
+             self.is_package, self.docstring(root), all_names, 1, line_count(self.src))
         )
 
     def definition(self, node: Node, outer: _Scope, classes: dict, functions: dict) -> _Scope:
@@ -364,7 +364,13 @@ class _Extractor:
             value = self.flat(right)
             if value is not None and len(value) > _VALUE_LIMIT:
                 value = value[:_VALUE_LIMIT] + "..."
-            for target in self._targets(left):
+            targets = list(self._targets(left))
+            values = [value] * len(targets)
+            if len(targets) > 1 and right is not None and right.type in ("expression_list", "tuple"):
+                elements = [c for c in right.named_children if c.type != "comment"]
+                if len(elements) == len(targets):
+                    values = [self.flat(e) for e in elements]
+            for target, value in zip(targets, values):
                 name = self.text(target)
                 if scope.kind == "module":
                     if name == "__all__" and right is not None:
@@ -503,6 +509,10 @@ class _Extractor:
             out.append((self.file_id, scope.id, scope.qualname, sp[0] + 1, sp[1], ep[0] + 1, ep[1], text, name))
 
 
+def line_count(src: bytes) -> int:
+    return src.count(b"\n") + (0 if not src or src.endswith(b"\n") else 1)
+
+
 def inspect_cleandoc(doc: str) -> str:
     return inspect.cleandoc(doc)
 
@@ -535,7 +545,7 @@ def extract(data: bytes, path: str, module: str, is_package: bool) -> FileFacts:
     file_id = stable_id(path)
     ex = _Extractor(src, path, module, is_package, file_id)
     ex.run(tree)
-    facts = FileFacts(path, module, file_id, sha, lines=src.count(b"\n") + (0 if src.endswith(b"\n") else 1),
+    facts = FileFacts(path, module, file_id, sha, lines=line_count(src),
                       parse_errors=count_errors(tree.root_node), rows=ex.rows)
     return facts
 

@@ -1,0 +1,57 @@
+import shutil
+import sysconfig
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from codegraph.indexer import index_repository
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def stdlib_root() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+@pytest.fixture(scope="session")
+def stdlib_db(tmp_path_factory, stdlib_root) -> Path:
+    """The real standard library of this Python, indexed once per test session."""
+    db_path = tmp_path_factory.mktemp("stdlib") / "graph.duckdb"
+    index_repository(stdlib_root, db_path)
+    return db_path
+
+
+@pytest.fixture(scope="session")
+def stdlib_con(stdlib_db):
+    con = duckdb.connect(str(stdlib_db), read_only=True)
+    yield con
+    con.close()
+
+
+@pytest.fixture
+def mini_repo(tmp_path) -> Path:
+    """A private copy of the fixture repository, free to edit."""
+    target = tmp_path / "minirepo"
+    shutil.copytree(FIXTURES / "minirepo", target, symlinks=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def mini_db(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mini") / "minirepo"
+    shutil.copytree(FIXTURES / "minirepo", root)
+    report = index_repository(root, jobs=1)
+    return report.db_path
+
+
+@pytest.fixture
+def mini_con(mini_db):
+    con = duckdb.connect(str(mini_db), read_only=True)
+    yield con
+    con.close()
+
+
+def rows(con, sql, params=None):
+    return con.execute(sql, params or {}).fetchall()
