@@ -302,6 +302,7 @@ def index_repository(
     target.parent.mkdir(parents=True, exist_ok=True)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
+    _remove_abandoned_builds(target)
 
     t = time.perf_counter()
     found = discover(root, max_file_size)
@@ -320,11 +321,24 @@ def index_repository(
     return report
 
 
+def _remove_abandoned_builds(target: Path) -> None:
+    """Delete half-built databases of index runs that died (their process is gone)."""
+    for leftover in target.parent.glob(target.name + ".building-*"):
+        pid = leftover.name.split(".building-")[1].split(".")[0]
+        try:
+            os.kill(int(pid), 0)
+            alive = int(pid) != os.getpid()
+        except (ValueError, ProcessLookupError):
+            alive = False
+        except PermissionError:
+            alive = True
+        if not alive:
+            leftover.unlink(missing_ok=True)
+
+
 def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport) -> None:
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
-    for stale in target.parent.glob(target.name + ".building-*"):
-        stale.unlink(missing_ok=True)
     by_path = {f.path: f for f in found.files}
     skips, file_rows = list(found.skipped), []
     chunks: list[_Chunk] = []

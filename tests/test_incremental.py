@@ -1,0 +1,119 @@
+"""Re-indexing: only what changed is parsed, deletions are removed, crashes lose nothing."""
+
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+
+from codegraph.indexer import index_repository
+
+
+def _snapshot(db_path):
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        out = {}
+        for table in ("files", "modules", "classes", "members", "globals", "parameters", "imports", "calls",
+                      "inheritance", "nested_functions", "skipped_files"):
+            out[table] = con.execute(f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL"
+                                     if table != "skipped_files" else f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+        return out
+    finally:
+        con.close()
+
+
+def test_noop_reindex_parses_nothing(mini_repo):
+    first = index_repository(mini_repo, jobs=1)
+    second = index_repository(mini_repo, jobs=1)
+    assert first.mode == "full" and second.mode == "unchanged"
+    assert second.parsed == 0
+
+
+def test_changed_file_is_reparsed_and_others_follow(mini_repo):
+    index_repository(mini_repo, jobs=1)
+    models = mini_repo / "src/shop/models.py"
+    models.write_text(models.read_text().replace("def _touch(self):", "def _mark(self):")
+                      .replace("self._touch()", "self._mark()"))
+    report = index_repository(mini_repo, jobs=1)
+    assert report.mode == "update" and report.parsed == 1
+    assert report.reresolved > 0  # the names changed, so importers are resolved again
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    names = {r[0] for r in con.execute("SELECT name FROM members WHERE class_qualname = 'shop.models.Cart'").fetchall()}
+    assert "_mark" in names and "_touch" not in names
+    assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'self._mark'").fetchall() == [
+        ("shop.models.Cart._mark",)]
+    con.close()
+
+
+def test_update_equals_full_rebuild(mini_repo, tmp_path):
+    index_repository(mini_repo, jobs=1)
+    (mini_repo / "src/shop/pricing.py").write_text(textwrap.dedent("""\
+        from .models import Item
+
+        def cheapest(items):
+            return min(items, key=lambda i: i.price)
+
+        class Bargain(Item):
+            def describe(self):
+                return "bargain " + super().describe()
+        """))
+    (mini_repo / "src/shop/util/text.py").unlink()
+    (mini_repo / "src/shop/new.py").write_text("from .pricing import cheapest as c\n\ndef pick(xs):\n    return c(xs)\n")
+    updated = index_repository(mini_repo, jobs=1)
+    assert updated.mode == "update" and updated.deleted == 1 and updated.parsed == 2
+    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1)
+    assert rebuilt.mode == "full"
+    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+
+
+def test_touched_but_identical_file_is_not_reparsed(mini_repo):
+    index_repository(mini_repo, jobs=1)
+    path = mini_repo / "src/shop/models.py"
+    path.write_text(path.read_text())  # new mtime, same bytes
+    report = index_repository(mini_repo, jobs=1)
+    assert report.parsed == 0
+
+
+_CRASH_DURING_UPDATE = """
+import os, sys
+import codegraph.indexer as ix
+def boom(*args, **kwargs):
+    os._exit(17)  # like a kill -9 in the middle of writing
+ix._write_resolved = boom
+ix.index_repository(sys.argv[1], jobs=1)
+"""
+
+_CRASH_DURING_FULL = """
+import os, sys
+import codegraph.indexer as ix
+real = ix._insert_arrow
+calls = []
+def boom(con, name, table):
+    calls.append(name)
+    if len(calls) == 3:
+        os._exit(17)
+    real(con, name, table)
+ix._insert_arrow = boom
+ix.index_repository(sys.argv[1], jobs=1, full=True)
+"""
+
+
+@pytest.mark.parametrize("script", [_CRASH_DURING_UPDATE, _CRASH_DURING_FULL], ids=["update", "full"])
+def test_crash_mid_index_leaves_previous_database_intact(mini_repo, script):
+    report = index_repository(mini_repo, jobs=1)
+    before = _snapshot(report.db_path)
+    raw_before = report.db_path.read_bytes()
+    models = mini_repo / "src/shop/models.py"
+    models.write_text(models.read_text().replace("class Cart(Base):", "class Trolley(Base):"))
+    proc = subprocess.run([sys.executable, "-c", script, str(mini_repo)], capture_output=True, text=True)
+    assert proc.returncode == 17, proc.stderr
+    assert _snapshot(report.db_path) == before
+    if script is _CRASH_DURING_FULL:
+        assert report.db_path.read_bytes() == raw_before
+    # and the next run repairs everything
+    after = index_repository(mini_repo, jobs=1)
+    con = duckdb.connect(str(after.db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM classes WHERE name = 'Trolley'").fetchone() == (1,)
+    con.close()
+    assert not list(after.db_path.parent.glob("*.building-*"))
