@@ -208,7 +208,7 @@ CREATE MACRO ancestors_of(cls) AS TABLE
            row_number() OVER (PARTITION BY start_qualname ORDER BY max(path_key)) - 1 AS mro_position
     FROM walk GROUP BY start_qualname, class_qualname ORDER BY start_qualname, mro_position;
 
--- Members of a class including inherited ones; an override hides the member it overrides.
+-- Members of a class, inherited ones included; an override hides what it overrides.
 CREATE MACRO members_of(cls) AS TABLE
     SELECT a.start_qualname AS class, m.name, m.kind, m.signature, m.class_qualname AS defined_in,
            a.mro_position, m.qualname, m.annotation, m.value, m.docstring, m.path, m.start_line
@@ -238,19 +238,23 @@ CREATE MACRO names_in_module(mod) AS TABLE
     SELECT bound_name, 'import', coalesce(resolved_qualname, target), NULL, line, 'imported'
     FROM imports WHERE module = mod AND scope_qualname = mod AND NOT is_star;
 
+-- Every definition (module, class, member, global, nested function) with this simple name.
 CREATE MACRO definitions_named(sym) AS TABLE
     SELECT kind, name, qualname, module, class_qualname, signature, path, start_line, end_line, docstring
     FROM symbols WHERE name = sym ORDER BY qualname;
 
+-- Signature, docstring and parameter names of a qualified name.
 CREATE MACRO signature_of(qn) AS TABLE
     SELECT s.kind, s.qualname, s.signature, s.docstring, s.path, s.start_line,
            (SELECT list(p.name ORDER BY p.position) FROM parameters p WHERE p.owner_id = s.id) AS parameters
     FROM symbols s WHERE s.qualname = qn;
 
+-- Calls whose callee resolved to this qualified name, with where they are.
 CREATE MACRO callers_of(qn) AS TABLE
     SELECT c.caller_qualname, c.callee_text, f.path, c.line, c.col, c.resolution
     FROM calls c JOIN files f USING (file_id) WHERE c.resolved_callee = qn ORDER BY f.path, c.line;
 
+-- What a function, class body or module calls, resolved where possible.
 CREATE MACRO callees_of(qn) AS TABLE
     SELECT callee_text, resolved_callee, resolution, line, col
     FROM calls WHERE caller_qualname = qn ORDER BY line, col;

@@ -1,0 +1,107 @@
+"""The command line over the library: options, output formats, errors and exit codes."""
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from codegraph.cli import main
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_index_prints_a_summary_and_writes_the_default_database(runner, mini_repo):
+    result = runner.invoke(main, ["index", str(mini_repo)])
+    assert result.exit_code == 0, result.output
+    assert "full build" in result.output
+    assert "src/shop/util/text.py (1 error node)" in result.output
+    assert (mini_repo / ".codegraph" / "graph.duckdb").is_file()
+    again = runner.invoke(main, ["index", str(mini_repo)])
+    assert "up to date" in again.output
+
+
+def test_index_json_report(runner, mini_repo, tmp_path):
+    result = runner.invoke(main, ["index", str(mini_repo), "--db", str(tmp_path / "g.duckdb"), "--json"])
+    report = json.loads(result.output)
+    assert report["mode"] == "full" and report["counts"]["classes"] == 4
+
+
+def test_sql_finds_the_database_upwards_and_formats(runner, mini_repo, monkeypatch):
+    runner.invoke(main, ["index", str(mini_repo), "-q"])
+    monkeypatch.chdir(mini_repo / "src" / "shop")
+    monkeypatch.delenv("CODEGRAPH_DB", raising=False)
+    table = runner.invoke(main, ["sql", "SELECT qualname FROM classes ORDER BY qualname"])
+    assert table.exit_code == 0, table.output
+    assert "shop.models.Cart" in table.output and "(4 rows" in table.output
+    as_json = json.loads(runner.invoke(main, ["sql", "SELECT name, bases FROM classes ORDER BY name", "--json"]).output)
+    assert as_json["rows"][0] == {"name": "Base", "bases": []}
+    as_csv = list(csv.reader(io.StringIO(runner.invoke(main, ["sql", "SELECT name FROM classes ORDER BY 1", "--csv"]).output)))
+    assert as_csv == [["name"], ["Base"], ["Cart"], ["Item"], ["Special"]]
+
+
+def test_sql_from_env_and_stdin(runner, mini_db, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CODEGRAPH_DB", str(mini_db))
+    result = runner.invoke(main, ["sql", "-"], input="SELECT count(*) AS n FROM modules")
+    assert result.exit_code == 0 and "6" in result.output
+
+
+def test_sql_row_cap(runner, mini_db):
+    result = runner.invoke(main, ["sql", "SELECT * FROM range(100)", "--db", str(mini_db), "--max-rows", "5"])
+    assert "(5 rows, stopped at the row cap" in result.output
+
+
+@pytest.mark.parametrize("sql,message", [
+    ("DELETE FROM files", "read-only"),
+    ("CREATE TABLE t (x INT)", "read-only"),
+    ("SELECT * FROM read_text('/etc/hostname')", "disabled by configuration"),
+    ("COPY files TO '/tmp/stolen.csv'", "disabled"),
+    ("SELEC 1", "syntax error"),
+    ("SELECT nope FROM files", "nope"),
+])
+def test_sql_refuses_writes_and_file_access_with_a_clear_error(runner, mini_db, sql, message):
+    before = mini_db.read_bytes()
+    result = runner.invoke(main, ["sql", sql, "--db", str(mini_db)])
+    assert result.exit_code == 1
+    assert message.lower() in result.output.lower()
+    assert mini_db.read_bytes() == before
+
+
+def test_sql_time_limit(runner, mini_db):
+    slow = "SELECT count(*) FROM range(100000000) a, range(100000) b"
+    result = runner.invoke(main, ["sql", slow, "--db", str(mini_db), "--timeout", "0.5"])
+    assert result.exit_code == 1 and "time limit" in result.output
+
+
+def test_missing_database_says_how_to_fix_it(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CODEGRAPH_DB", raising=False)
+    result = runner.invoke(main, ["sql", "SELECT 1"])
+    assert result.exit_code == 1 and "codegraph index" in result.output
+
+
+def test_bad_usage_exits_2(runner, tmp_path):
+    assert runner.invoke(main, ["index", str(tmp_path / "nope")]).exit_code == 2
+    assert runner.invoke(main, ["sql", "  ", "--db", "x"]).exit_code == 2
+
+
+def test_stats(runner, mini_db):
+    result = runner.invoke(main, ["stats", "--db", str(mini_db), "--json"])
+    info = json.loads(result.output)
+    assert info["counts"]["modules"] == 6 and info["meta"]["schema_version"] == "1"
+
+
+@pytest.mark.skipif(shutil.which("duckdb") is None, reason="the duckdb shell (pip install 'codegraph[shell]')")
+def test_the_duckdb_shell_opens_the_file_and_knows_the_macros(mini_db):
+    proc = subprocess.run(["duckdb", "-readonly", "-csv", str(mini_db), "-c",
+                           "SELECT defined_in FROM members_of('Special') WHERE name = 'describe'"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["defined_in", "shop.models.Item"]

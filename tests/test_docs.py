@@ -1,0 +1,39 @@
+"""The docs are generated from the code or run by the tests, so they stay true."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from codegraph import docgen
+from codegraph.db import run_query, connect_readonly
+
+DOCS = Path(__file__).parent.parent / "docs"
+EXAMPLE = re.compile(r"```sql\n(.*?)```\n<!-- expect: (.*?) -->", re.S)
+
+
+@pytest.mark.parametrize("page", sorted(docgen.PAGES))
+def test_reference_pages_are_current(page):
+    assert (DOCS / page).read_text() == docgen.PAGES[page](), (
+        f"docs/{page} is stale: run `python -m codegraph.docgen docs/`")
+
+
+def _examples():
+    return EXAMPLE.findall((DOCS / "cookbook.md").read_text())
+
+
+def test_cookbook_has_examples():
+    assert len(_examples()) >= 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sql,expect", _examples(), ids=lambda v: v[:40] if isinstance(v, str) else None)
+def test_cookbook_example_runs_on_the_stdlib(stdlib_db, sql, expect):
+    con = connect_readonly(stdlib_db)
+    try:
+        result = run_query(con, sql)
+    finally:
+        con.close()
+    assert result.rows, sql
+    cells = " ".join(str(v) for row in result.rows for v in row) + " " + " ".join(result.columns)
+    assert expect in cells
