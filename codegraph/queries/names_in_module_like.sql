@@ -1,0 +1,29 @@
+-- no-name-in-module, and no-member on a module: what module $module really offers, nearest
+-- $name first, then $name where it is really defined.
+-- $module, $name, $limit
+SELECT * FROM (
+    SELECT s.qualname, s.kind, s.name, s.signature, s.docstring, s.path, s.start_line,
+           'from ' || $module || ' import ' || s.name AS import_line,
+           jaro_winkler_similarity(lower(s.name), lower($name)) AS score, 'fuzzy' AS match
+    FROM symbols s
+    WHERE s.module = $module AND s.kind IN ('class', 'function', 'variable')
+      AND s.qualname = s.module || '.' || s.name
+    UNION ALL
+    SELECT coalesce(i.resolved_qualname, i.target), 'import', i.bound_name, NULL, NULL, i.path, i.line,
+           'from ' || $module || ' import ' || i.bound_name,
+           jaro_winkler_similarity(lower(i.bound_name), lower($name)), 'fuzzy'
+    FROM imports i
+    WHERE i.module = $module AND i.scope_qualname = $module AND NOT i.is_star AND NOT starts_with(i.bound_name, '_')
+    UNION ALL
+    SELECT qualname, 'module', name, NULL, docstring, path, 1, 'from ' || $module || ' import ' || name,
+           jaro_winkler_similarity(lower(name), lower($name)), 'fuzzy'
+    FROM modules WHERE qualname = $module || '.' || name
+    UNION ALL
+    SELECT qualname, kind, name, signature, docstring, path, start_line,
+           'from ' || module || ' import ' || name, 1.01, 'exact'
+    FROM symbols
+    WHERE name = $name AND kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
+)
+WHERE score >= 0.7
+ORDER BY score DESC, length(qualname), qualname
+LIMIT $limit;

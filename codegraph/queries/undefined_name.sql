@@ -1,0 +1,33 @@
+-- undefined-variable: where $name is defined at top level (with the import to use), names of
+-- the candidate's own module that are near it, and near-miss top-level names anywhere.
+-- $name, $module (the candidate's module), $limit
+WITH top AS (
+    SELECT qualname, kind, name, signature, docstring, path, start_line, module
+    FROM symbols
+    WHERE kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
+)
+SELECT * FROM (
+    SELECT qualname, kind, name, signature, docstring, path, start_line,
+           CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END AS import_line,
+           1.0 + 0.01 * (module = $module)::INT
+               + 0.001 * len(list_filter(string_split(module, '.'), x -> list_contains(string_split($module, '.'), x)))
+               - 0.0001 * length(module) AS score,
+           'exact' AS match
+    FROM top WHERE name = $name
+    UNION ALL
+    SELECT coalesce(resolved_qualname, target), 'import', bound_name, NULL, NULL, path, line,
+           'from ' || module || ' import ' || bound_name, 0.98, 'exact'
+    FROM imports
+    WHERE bound_name = $name AND scope_qualname = module AND NOT is_star AND resolved_qualname IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM top WHERE top.name = $name)
+    UNION ALL
+    SELECT qualname, 'module', name, NULL, docstring, path, 1, 'import ' || qualname, 0.97, 'exact'
+    FROM modules WHERE name = $name
+    UNION ALL
+    SELECT qualname, kind, name, signature, docstring, path, start_line,
+           CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END,
+           jaro_winkler_similarity(lower(name), lower($name)) - 0.05 * (module <> $module)::INT, 'fuzzy'
+    FROM top WHERE name <> $name AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+)
+ORDER BY score DESC, qualname
+LIMIT $limit;

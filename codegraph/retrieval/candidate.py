@@ -1,0 +1,190 @@
+"""The candidate: a file (or part of one) an LLM wrote, read with the same extractor as the index.
+
+It answers what the diagnostics leave out: which call sits at a line and column, which class
+encloses a line, and what a dotted name in the candidate means in the repository's graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from ..extract import COLUMNS, FileFacts, UndecodableSource, extract
+from .lint import candidate_module
+
+
+def _column(table: str, name: str) -> int:
+    return COLUMNS[table].index(name)
+
+
+@dataclass
+class Candidate:
+    path: Path
+    source: str
+    module: str
+    facts: FileFacts | None
+    lines: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_file(cls, path: str | Path, module: str | None = None, source: str | None = None) -> "Candidate":
+        path = Path(path).resolve()
+        text = source if source is not None else path.read_text(encoding="utf-8", errors="replace")
+        module = module or candidate_module(path)
+        try:
+            facts = extract(text.encode("utf-8"), path.name, module, path.name == "__init__.py")
+        except UndecodableSource:
+            facts = None
+        return cls(path, text, module, facts, text.splitlines())
+
+    def rows(self, table: str) -> list[tuple]:
+        return self.facts.rows[table] if self.facts else []
+
+    # -- what sits where ----------------------------------------------------------------------
+    def call_at(self, line: int, column: int | None = None, end_line: int | None = None) -> str | None:
+        """The callee text of the call a diagnostic points at (pylint marks the call's start)."""
+        li, co, te = _column("calls", "line"), _column("calls", "col"), _column("calls", "callee_text")
+        calls = [r for r in self.rows("calls") if line <= r[li] <= (end_line or line)]
+        if not calls:
+            return None
+        exact = [r for r in calls if r[li] == line and column is not None and r[co] == column]
+        if exact:
+            return exact[0][te]
+        after = sorted((r for r in calls if r[li] > line or column is None or r[co] >= column),
+                       key=lambda r: (r[li], r[co]))
+        return (after or calls)[0][te]
+
+    def enclosing(self, line: int, table: str) -> tuple | None:
+        """The innermost definition row of `table` (classes, members, globals) spanning `line`."""
+        s, e = _column(table, "start_line"), _column(table, "end_line")
+        spans = [r for r in self.rows(table) if r[s] <= line <= r[e]]
+        return min(spans, key=lambda r: r[e] - r[s]) if spans else None
+
+    def enclosing_class(self, line: int) -> str | None:
+        row = self.enclosing(line, "classes")
+        return row[_column("classes", "qualname")] if row else None
+
+    def enclosing_function(self, line: int) -> str | None:
+        best = None
+        for table in ("members", "globals", "nested_functions"):
+            row = self.enclosing(line, table)
+            if row is None or (table != "nested_functions" and row[_column(table, "kind")] not in (
+                    "method", "classmethod", "staticmethod", "property", "function")):
+                continue
+            span = row[_column(table, "end_line")] - row[_column(table, "start_line")]
+            if best is None or span < best[0]:
+                best = (span, row[_column(table, "qualname")])
+        return best[1] if best else None
+
+    def binding(self, name: str, line: int | None = None) -> str | None:
+        """What a name imported by the candidate stands for: module-level imports, and imports
+        inside the function around `line`."""
+        b, t, sc, li = (_column("imports", c) for c in ("bound_name", "target", "scope_qualname", "line"))
+        scope = self.enclosing_function(line) if line else None
+        found = None
+        for row in self.rows("imports"):
+            if row[b] != name:
+                continue
+            if row[sc] == self.module or (scope and scope.startswith(row[sc])):
+                found = row[t]
+        return found
+
+    def local_definition(self, name: str) -> str | None:
+        qualname = f"{self.module}.{name}"
+        for table in ("classes", "globals"):
+            if any(r[_column(table, "qualname")] == qualname for r in self.rows(table)):
+                return qualname
+        return None
+
+    def bases_of(self, class_qualname: str) -> list[str]:
+        cq, bt = _column("inheritance", "class_qualname"), _column("inheritance", "base_text")
+        return [r[bt] for r in sorted(self.rows("inheritance"), key=lambda r: r[_column("inheritance", "position")])
+                if r[cq] == class_qualname]
+
+    def own_members(self, class_qualname: str) -> set[str]:
+        cq, n = _column("members", "class_qualname"), _column("members", "name")
+        return {r[n] for r in self.rows("members") if r[cq] == class_qualname}
+
+    def excerpt(self, line: int, radius: int = 3) -> str:
+        first, last = max(1, line - radius), min(len(self.lines), line + radius)
+        width = len(str(last))
+        return "\n".join(f"{i:>{width}}{'>' if i == line else ' '} {self.lines[i - 1]}"
+                         for i in range(first, last + 1))
+
+
+class GraphNames:
+    """Canonical qualnames from the graph, following re-exports and inheritance, in SQL."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def kind(self, qualname: str) -> str | None:
+        row = self.con.execute("SELECT kind FROM symbols WHERE qualname = $q LIMIT 1", {"q": qualname}).fetchone()
+        return row[0] if row else None
+
+    def canonical(self, dotted: str, depth: int = 0) -> str | None:
+        if depth > 8 or not dotted:
+            return None
+        if self.kind(dotted):
+            return dotted
+        row = self.con.execute(
+            """SELECT resolved_qualname, target FROM imports
+               WHERE module || '.' || bound_name = $d AND scope_qualname = module AND NOT is_star LIMIT 1""",
+            {"d": dotted}).fetchone()
+        if row:
+            return row[0] or (self.canonical(row[1], depth + 1) if row[1] != dotted else None)
+        owner, _, last = dotted.rpartition(".")
+        if not owner:
+            return None
+        owner_q = self.canonical(owner, depth + 1)
+        if owner_q is None:
+            return None
+        kind = self.kind(owner_q)
+        if kind == "class":
+            return self.member(owner_q, last)
+        if kind == "module":
+            return self.canonical(f"{owner_q}.{last}", depth + 1) if owner_q != owner else None
+        return None
+
+    def member(self, class_qualname: str, name: str) -> str | None:
+        row = self.con.execute(
+            "SELECT qualname FROM members_of($c) WHERE name = $n AND class = $c LIMIT 1",
+            {"c": class_qualname, "n": name}).fetchone()
+        return row[0] if row else None
+
+
+def resolve_in_candidate(graph: GraphNames, cand: Candidate, text: str, line: int) -> str | None:
+    """The qualname in the graph that a dotted expression of the candidate names, if any."""
+    if not text or not all(part.isidentifier() for part in text.split(".")):
+        if text and text.startswith("super()."):
+            klass = cand.enclosing_class(line)
+            name = text.split(".", 1)[1]
+            for base in cand.bases_of(klass) if klass else []:
+                base_q = resolve_in_candidate(graph, cand, base, line)
+                found = graph.member(base_q, name) if base_q else None
+                if found:
+                    return found
+        return None
+    head, _, rest = text.partition(".")
+    if head in ("self", "cls") and rest:
+        klass = cand.enclosing_class(line)
+        if klass is None:
+            return None
+        name = rest.split(".")[0]
+        if graph.kind(klass) == "class" and name not in cand.own_members(klass):
+            found = graph.member(klass, name)
+            if found:
+                return found
+        if name in cand.own_members(klass):
+            return f"{klass}.{name}"
+        for base in cand.bases_of(klass):
+            base_q = resolve_in_candidate(graph, cand, base, line)
+            found = graph.member(base_q, name) if base_q else None
+            if found:
+                return found
+        return None
+    target = cand.binding(head, line) or cand.local_definition(head)
+    if target is None:
+        return None
+    return graph.canonical(f"{target}.{rest}" if rest else target)

@@ -1,0 +1,216 @@
+"""Diagnostics in, project context out: rules first, then LLM-written SQL, then lexical search."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import duckdb
+
+from ..db import check_schema, connect_readonly, run_query
+from ..errors import CodegraphError, QueryError
+from ..refine.models import ChatModel
+from .candidate import Candidate, GraphNames
+from .lint import Diagnostic
+from .rules import RuleContext, load_template, rules_for
+from .sqlguard import Schema, run_untrusted
+
+_IDENT_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP = {"self", "cls", "the", "a", "an", "of", "in", "for", "to", "is", "and", "or", "not", "no", "has",
+         "def", "return", "import", "from", "with", "value", "call", "function", "method", "member",
+         "instance", "module", "variable", "undefined", "argument", "none", "true", "false"}
+
+
+def query_terms(*texts: str, limit: int = 12) -> list[str]:
+    """Lower-case identifier parts of free text: `parseFloat self.parse_float` -> parse, float."""
+    out: list[str] = []
+    for text in texts:
+        for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text or ""):
+            for part in [word.lower(), *(p.lower() for chunk in word.split("_") for p in _IDENT_PARTS.findall(chunk))]:
+                if len(part) > 2 and part not in _STOP and part not in out:
+                    out.append(part)
+    return out[:limit]
+
+
+@dataclass
+class Retrieval:
+    diagnostic: Diagnostic
+    source: str  # rule | llm | lexical | local | none
+    rule: str | None = None
+    sql: str | None = None
+    params: dict = field(default_factory=dict)
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    attempts: list[dict] = field(default_factory=list)  # LLM SQL tried, with why it failed
+    error: str | None = None
+    elapsed_ms: float = 0.0
+    local_context: str | None = None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["diagnostic"] = self.diagnostic.to_dict()
+        return data
+
+
+LLM_SYSTEM = """You write one DuckDB SELECT statement over a code-graph database of a Python repository.
+Return only the SQL, in a ```sql block. Read-only: no files, no settings, one statement.
+
+Tables (columns):
+{schema}
+
+Table macros: members_of(cls) (inherited members included; columns class, name, kind, signature,
+defined_in, mro_position, qualname, ...), ancestors_of(cls), subclasses_of(cls), names_in_module(mod),
+definitions_named(name), signature_of(qualname), callers_of(qualname), callees_of(qualname),
+import_candidates(name). Rank near-miss names with jaro_winkler_similarity(a, b) or levenshtein(a, b).
+
+Examples:
+-- "Instance of 'Cart' has no 'ad' member"
+SELECT qualname, kind, signature FROM members_of('Cart') ORDER BY jaro_winkler_similarity(name, 'ad') DESC LIMIT 5;
+-- "Undefined variable 'JSONDecoder'"
+SELECT import_line, qualname FROM import_candidates('JSONDecoder') LIMIT 5;
+-- "method already defined line 12" for def parse in class Item
+SELECT qualname, signature, start_line FROM symbols WHERE class_qualname LIKE '%.Item' AND name = 'parse';
+"""
+
+LLM_USER = """Pylint reported on the candidate code:
+{symbol} ({msg_id}) line {line}: {message}
+
+The candidate's lines around it:
+{excerpt}
+
+Write the SQL that fetches the project definitions needed to fix this."""
+
+_SQL_BLOCK = re.compile(r"```(?:sql)?\s*\n(.*?)```", re.S | re.I)
+
+
+def extract_sql(text: str) -> str:
+    """The SQL in a model's answer: a fenced block if there is one, else the text from SELECT/WITH."""
+    blocks = _SQL_BLOCK.findall(text or "")
+    if blocks:
+        return blocks[0].strip()
+    m = re.search(r"\b(SELECT|WITH)\b.*", text or "", re.S | re.I)
+    return m.group(0).strip() if m else (text or "").strip()
+
+
+class Retriever:
+    """Holds one read-only connection to the graph; answers diagnostics for candidates."""
+
+    def __init__(self, db_path: str | Path, *, model: ChatModel | None = None, limit: int = 5,
+                 llm_retries: int = 2, timeout_s: float = 2.0) -> None:
+        self.db_path = Path(db_path)
+        self.con = connect_readonly(self.db_path)
+        check_schema(self.con, self.db_path)
+        self.graph = GraphNames(self.con)
+        self.model = model
+        self.limit = limit
+        self.llm_retries = llm_retries
+        self.timeout_s = timeout_s
+        self._schema: Schema | None = None
+        self._templates: dict[str, str] = {}
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Retriever":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def schema(self) -> Schema:
+        if self._schema is None:
+            self._schema = Schema.from_connection(self.con)
+        return self._schema
+
+    def schema_text(self) -> str:
+        rows = self.con.execute(
+            "SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) FROM information_schema.columns "
+            "WHERE table_schema = 'main' AND table_name NOT IN ('meta', 'skipped_files') GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+        return "\n".join(f"{t}({c})" for t, c in rows)
+
+    def _template(self, name: str) -> str:
+        if name not in self._templates:
+            self._templates[name] = load_template(name)
+        return self._templates[name]
+
+    def run_template(self, name: str, params: dict) -> tuple[list[str], list[dict]]:
+        result = run_query(self.con, self._template(name), {**params, "limit": self.limit},
+                           max_rows=self.limit, timeout_s=self.timeout_s)
+        return result.columns, [dict(zip(result.columns, row)) for row in result.rows]
+
+    def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic]) -> list[Retrieval]:
+        return [self.retrieve(candidate, d) for d in diagnostics]
+
+    def retrieve(self, candidate: Candidate, diagnostic: Diagnostic) -> Retrieval:
+        started = time.perf_counter()
+        result = self._retrieve(candidate, diagnostic)
+        result.elapsed_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def _retrieve(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
+        ctx = RuleContext(candidate, self.graph)
+        for rule in rules_for(d.symbol):
+            try:
+                params = rule.params(d, ctx)
+            except (duckdb.Error, CodegraphError):
+                params = None
+            if params is None:
+                continue
+            if rule.template is None:
+                return Retrieval(d, "local", rule.symbol, params=params,
+                                 local_context=candidate.excerpt(d.line))
+            try:
+                columns, rows = self.run_template(rule.template, params)
+            except QueryError as exc:
+                return Retrieval(d, "rule", rule.template, self._template(rule.template), params, error=str(exc))
+            if rows:
+                return Retrieval(d, "rule", rule.template, self._template(rule.template), params, columns, rows)
+        if self.model is not None:
+            found = self._llm(candidate, d)
+            if found.rows:
+                return found
+            attempts = found.attempts
+        else:
+            attempts = []
+        lexical = self._lexical(candidate, d)
+        lexical.attempts = attempts
+        return lexical
+
+    def _llm(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
+        messages = [
+            {"role": "system", "content": LLM_SYSTEM.format(schema=self.schema_text())},
+            {"role": "user", "content": LLM_USER.format(symbol=d.symbol, msg_id=d.msg_id, line=d.line,
+                                                         message=d.message, excerpt=candidate.excerpt(d.line))},
+        ]
+        attempts: list[dict] = []
+        for _ in range(1 + self.llm_retries):
+            answer = self.model.complete(messages, max_tokens=400)
+            sql = extract_sql(answer.text)
+            try:
+                result = run_untrusted(self.con, sql, self.schema, max_rows=self.limit, timeout_s=self.timeout_s)
+            except QueryError as exc:
+                attempts.append({"sql": sql, "error": str(exc)})
+                messages += [{"role": "assistant", "content": answer.text},
+                             {"role": "user", "content": f"That SQL failed: {exc}\nSend a corrected SELECT."}]
+                continue
+            attempts.append({"sql": sql, "error": None, "rows": len(result.rows)})
+            rows = [dict(zip(result.columns, row)) for row in result.rows]
+            if rows:
+                return Retrieval(d, "llm", None, sql, {}, result.columns, rows, attempts)
+            messages += [{"role": "assistant", "content": answer.text},
+                         {"role": "user", "content": "That SQL returned no rows. Try a broader query."}]
+        return Retrieval(d, "none", attempts=attempts)
+
+    def _lexical(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
+        line = candidate.lines[d.line - 1] if 0 < d.line <= len(candidate.lines) else ""
+        terms = query_terms(d.message, line)
+        if not terms:
+            return Retrieval(d, "none")
+        columns, rows = self.run_template("lexical", {"terms": terms})
+        return Retrieval(d, "lexical" if rows else "none", "lexical", self._template("lexical"),
+                         {"terms": terms}, columns, rows)
