@@ -106,5 +106,131 @@ def stats(db_path, as_json_):
         click.echo(f"  {table.ljust(width)}  {count:>10,}")
 
 
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+@click.option("--lines", "line_spec", metavar="A-B", help="Keep only diagnostics on these lines (the candidate).")
+@click.option("--json", "as_json_", is_flag=True, help="Diagnostics, SQL, rows and context as JSON.")
+@click.option("--budget", type=click.IntRange(50), default=1500, show_default=True,
+              help="Token budget of the rendered context.")
+@click.option("--subprocess", "use_subprocess", is_flag=True, help="Run pylint in a subprocess.")
+def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
+    """Lint FILE against its repository and fetch the project context for each error."""
+    from .retrieval.diagnose import diagnose as run, parse_lines
+    from .retrieval.lint import Linter
+
+    report = run(file, db_path, lines=parse_lines(line_spec), budget_tokens=budget,
+                 linter=Linter(in_process=not use_subprocess))
+    if as_json_:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        return
+    if not report.retrievals:
+        click.echo(f"{report.path}: no errors on the candidate's lines (pylint, {report.lint_ms:.0f} ms)")
+        return
+    for r in report.retrievals:
+        d = r.diagnostic
+        click.echo(f"{d.path or report.path}:{d.line}:{d.column}: {d.msg_id} {d.symbol} [{d.category}] {d.message}")
+        origin = {"rule": f"rule {r.rule}", "llm": "LLM-written SQL", "lexical": "lexical search",
+                  "local": "the candidate's own lines", "none": "nothing found"}[r.source]
+        click.echo(f"  via {origin}" + (f" with {json.dumps(r.params, default=str)}" if r.params else ""))
+        for row in r.rows:
+            click.echo(f"    {row.get('match', ''):8} {row.get('qualname')}  {row.get('signature') or ''}".rstrip())
+    click.echo(f"\n--- context ({report.lint_ms:.0f} ms lint, {report.retrieve_ms:.0f} ms retrieval) ---")
+    click.echo(report.context)
+
+
+@main.command()
+@click.option("--markdown", is_flag=True, help="The table as docs/rules.md shows it.")
+def rules(markdown):
+    """The rule table: which pylint message runs which SQL template."""
+    from .retrieval.lint import CATEGORIES
+    from .retrieval.rules import RULES, rules_markdown
+
+    if markdown:
+        click.echo(rules_markdown().rstrip("\n"))
+        return
+    for rule in RULES:
+        template = rule.template or "(local)"
+        click.echo(f"{rule.symbol:28} {CATEGORIES.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
+
+
+@main.group()
+def tool():
+    """The RRR tools: class info, signatures, bodies, imports, relevant and related code."""
+
+
+def _tool_output(rows) -> None:
+    click.echo(json.dumps(rows, indent=2, default=str))
+
+
+def _tool_con(db_path):
+    con = db.connect_readonly(db.find_db(db_path))
+    db.check_schema(con, "database")
+    return con
+
+
+@tool.command("class-info")
+@click.argument("name")
+@db_option
+def class_info(name, db_path):
+    """Members (inherited too), bases and constructor of a class."""
+    from .retrieval import tools
+
+    _tool_output(tools.get_class_info(_tool_con(db_path), name))
+
+
+@tool.command("signature")
+@click.argument("name")
+@db_option
+def signature(name, db_path):
+    """Signature and parameters, by qualified or simple name."""
+    from .retrieval import tools
+
+    _tool_output(tools.get_signature(_tool_con(db_path), name))
+
+
+@tool.command("body")
+@click.argument("qualname")
+@db_option
+def body(qualname, db_path):
+    """The source of a function or method."""
+    from .retrieval import tools
+
+    _tool_output(tools.get_method_body(_tool_con(db_path), qualname))
+
+
+@tool.command("imports")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+def imports(file, db_path):
+    """Import lines for every undefined name in FILE."""
+    from .retrieval import tools
+
+    con = _tool_con(db_path or None) if db_path else db.connect_readonly(db.find_db(None, start=file))
+    _tool_output(tools.get_imports(con, tools.undefined_names(file)))
+
+
+@tool.command("relevant")
+@click.argument("query")
+@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
+@db_option
+def relevant(query, k, db_path):
+    """Definitions that match a description."""
+    from .retrieval import tools
+
+    _tool_output(tools.get_relevant_code(_tool_con(db_path), query, k))
+
+
+@tool.command("related")
+@click.argument("qualname")
+@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
+@db_option
+def related(qualname, k, db_path):
+    """Callers and callees of a definition."""
+    from .retrieval import tools
+
+    _tool_output(tools.get_related_snippets(_tool_con(db_path), qualname, k))
+
+
 if __name__ == "__main__":
     main()

@@ -95,7 +95,13 @@ def cli_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-PAGES = {"schema.md": schema_markdown, "cli.md": cli_markdown}
+def rules_markdown() -> str:
+    from .retrieval.rules import rules_markdown as render
+
+    return render()
+
+
+PAGES = {"schema.md": schema_markdown, "cli.md": cli_markdown, "rules.md": rules_markdown}
 
 
 def write_all(folder: Path) -> list[Path]:

@@ -113,6 +113,7 @@ class Linter:
         self._run = None
         self._lock = threading.Lock()
         self._rcfile = None
+        self._seen: dict[str, tuple[str, int]] = {}
 
     def _empty_rcfile(self) -> str:
         # The project's own pylintrc may disable what we need or load plugins we lack.
@@ -137,8 +138,16 @@ class Linter:
         from pylint.reporters import CollectingReporter
 
         cache = astroid.MANAGER.astroid_cache
-        for name in {candidate_module(path), *changed_modules}:
+        stale = {candidate_module(path), *changed_modules}
+        for name, (file, mtime) in list(self._seen.items()):  # modules edited on disk since
+            try:
+                if os.stat(file).st_mtime_ns != mtime:
+                    stale.add(name)
+            except OSError:
+                stale.add(name)
+        for name in stale:
             cache.pop(name, None)
+            self._seen.pop(name, None)
         reporter = CollectingReporter()
         if self._run is None:
             args = [*PYLINT_FLAGS, f"--rcfile={self._empty_rcfile()}", str(path)]
@@ -147,10 +156,21 @@ class Linter:
             linter = self._run.linter
             linter.set_reporter(reporter)
             linter.check([str(path)])
+        self._remember(cache)
         return [
             Diagnostic(m.symbol, m.msg_id, m.msg, m.line, m.column, m.end_line, m.end_column, m.path, m.obj)
             for m in reporter.messages
         ]
+
+    def _remember(self, cache: dict) -> None:
+        for name, module in cache.items():
+            file = getattr(module, "file", None)
+            if name in self._seen or not file or not file.endswith(".py") or "site-packages" in file:
+                continue
+            try:
+                self._seen[name] = (file, os.stat(file).st_mtime_ns)
+            except OSError:
+                pass
 
     def _lint_subprocess(self, path: Path) -> list[Diagnostic]:
         cmd = [sys.executable, "-m", "pylint", *PYLINT_FLAGS, f"--rcfile={self._empty_rcfile()}",

@@ -114,6 +114,15 @@ def _callee(d: Diagnostic, ctx: RuleContext) -> dict | None:
     return {"qualname": qualname}
 
 
+def _callee_by_name(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    text = ctx.candidate.call_at(d.line, d.column, d.end_line)
+    m = _match(r"but '([^']+)' returns None", d.message)
+    name = m.group(1) if m else (text.rpartition(".")[2] if text else None)
+    if not name or not name.isidentifier():
+        return None
+    return {"name": name, "module": ctx.candidate.module}
+
+
 _OBJECT_PATTERNS = {
     "not-callable": r"^(.+) is not callable",
     "unsubscriptable-object": r"^Value '(.+)' is unsubscriptable",
@@ -132,6 +141,14 @@ def _object(d: Diagnostic, ctx: RuleContext) -> dict | None:
         expression = expression[:-2]
     qualname = resolve_in_candidate(ctx.graph, ctx.candidate, expression, d.line)
     return {"qualname": qualname} if qualname else None
+
+
+def _object_by_name(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    m = _match(_OBJECT_PATTERNS[d.symbol], d.message)
+    if not m:
+        return None
+    name = m.group(1).strip().removesuffix("()").rpartition(".")[2]
+    return {"name": name, "module": ctx.candidate.module} if name.isidentifier() else None
 
 
 def _redefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -162,20 +179,21 @@ RULES: tuple[Rule, ...] = (
          "where the name is defined with the import to use; near-miss names, local ones first"),
     Rule("used-before-assignment", "undefined_name", _undefined,
          "as undefined-variable"),
-    Rule("no-value-for-parameter", "callee", _callee,
-         "the called definition (constructor for classes): signature, parameters, short source"),
-    Rule("too-many-function-args", "callee", _callee, "as no-value-for-parameter"),
-    Rule("unexpected-keyword-arg", "callee", _callee, "as no-value-for-parameter"),
-    Rule("redundant-keyword-arg", "callee", _callee, "as no-value-for-parameter"),
-    Rule("missing-kwoa", "callee", _callee, "as no-value-for-parameter"),
-    Rule("assignment-from-no-return", "callee", _callee,
-         "the called definition and its source, to show it returns nothing"),
-    Rule("assignment-from-none", "callee", _callee, "as assignment-from-no-return"),
-    Rule("not-callable", "definition", _object, "what the expression really is: kind, signature, value"),
-    Rule("unsubscriptable-object", "definition", _object, "as not-callable"),
-    Rule("not-an-iterable", "definition", _object, "as not-callable"),
-    Rule("unsupported-membership-test", "definition", _object, "as not-callable"),
-    Rule("not-a-mapping", "definition", _object, "as not-callable"),
+    *(rule for symbol in ("no-value-for-parameter", "too-many-function-args", "unexpected-keyword-arg",
+                          "redundant-keyword-arg", "missing-kwoa", "assignment-from-no-return",
+                          "assignment-from-none")
+      for rule in (
+          Rule(symbol, "callee", _callee,
+               "the called definition (constructor for classes): signature, parameters, short source"),
+          Rule(symbol, "named_definitions", _callee_by_name,
+               "when the callee's owner is unknown: every definition of that name"),
+      )),
+    *(rule for symbol in _OBJECT_PATTERNS
+      for rule in (
+          Rule(symbol, "definition", _object, "what the expression really is: kind, signature, value"),
+          Rule(symbol, "named_definitions", _object_by_name,
+               "when the expression's owner is unknown: every definition of that name"),
+      )),
     Rule("function-redefined", "same_name_in_scope", _redefined,
          "the definitions of that name already in the module or class"),
     Rule("syntax-error", None, _local, "the candidate's lines around the error (no SQL)"),

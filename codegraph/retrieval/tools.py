@@ -1,0 +1,84 @@
+"""The RRR tools (RepoClassBench's agent): plain functions over the graph, one query each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ..db import run_query
+from .engine import query_terms
+from .rules import load_template
+
+
+def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: dict, max_rows: int = 200) -> list[dict]:
+    result = run_query(con, sql, params, max_rows=max_rows)
+    return [dict(zip(result.columns, row)) for row in result.rows]
+
+
+def get_imports(con: duckdb.DuckDBPyConnection, names: list[str], limit: int = 3) -> dict[str, list[str]]:
+    """Import lines for each name the candidate uses without defining it."""
+    return {name: [r["import_line"] for r in _dicts(
+        con, "SELECT import_line FROM import_candidates($n) LIMIT $k", {"n": name, "k": limit})]
+        for name in names}
+
+
+def undefined_names(path: str | Path, linter=None) -> list[str]:
+    from .lint import shared_linter
+
+    names = []
+    for d in (linter or shared_linter()).lint(path):
+        if d.symbol == "undefined-variable":
+            name = d.message.split("'")[1]
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def get_class_info(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
+    """Each class of that (simple or qualified) name: bases, docstring, constructor, members."""
+    out = []
+    for klass in _dicts(con, """SELECT qualname, bases, base_qualnames, docstring, path, start_line
+                                FROM classes WHERE qualname = $n OR name = $n ORDER BY qualname""", {"n": name}):
+        members = _dicts(con, """SELECT name, kind, signature, defined_in, annotation
+                                 FROM members_of($q) WHERE class = $q""", {"q": klass["qualname"]})
+        init = next((m for m in members if m["name"] == "__init__"), None)
+        out.append({**klass, "constructor": init["signature"] if init else "(self)", "members": members})
+    return out
+
+
+def get_signature(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
+    """By qualified name, or every definition with that simple name."""
+    rows = _dicts(con, "SELECT * FROM signature_of($n)", {"n": name})
+    if rows:
+        return rows
+    return _dicts(con, """SELECT s.kind, s.qualname, s.signature, s.docstring, s.path, s.start_line
+                          FROM symbols s WHERE s.name = $n AND s.kind <> 'module' ORDER BY s.qualname""",
+                  {"n": name})
+
+
+def get_method_body(con: duckdb.DuckDBPyConnection, qualname: str) -> list[dict]:
+    return _dicts(con, """SELECT qualname, path, start_line, end_line, source FROM members WHERE qualname = $q
+                          UNION ALL SELECT qualname, path, start_line, end_line, source FROM globals WHERE qualname = $q
+                          UNION ALL SELECT qualname, path, start_line, end_line, source FROM nested_functions
+                          WHERE qualname = $q""", {"q": qualname})
+
+
+def get_relevant_code(con: duckdb.DuckDBPyConnection, query: str, limit: int = 10) -> list[dict]:
+    """Definitions matching the words of a description (lexical until the semantic layer)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    return _dicts(con, load_template("lexical"), {"terms": terms, "limit": limit})
+
+
+def get_related_snippets(con: duckdb.DuckDBPyConnection, qualname: str, limit: int = 10) -> list[dict]:
+    """Code that calls, or is called by, a definition: how it is used in the project."""
+    return _dicts(con, """
+        SELECT 'caller' AS relation, c.caller_qualname AS qualname, f.path, c.line, c.callee_text
+        FROM calls c JOIN files f USING (file_id) WHERE c.resolved_callee = $q
+        UNION ALL
+        SELECT 'callee', c.resolved_callee, f.path, c.line, c.callee_text
+        FROM calls c JOIN files f USING (file_id)
+        WHERE c.caller_qualname = $q AND c.resolution IN ('local', 'import', 'self', 'super')
+        ORDER BY relation, path, line LIMIT $k""", {"q": qualname, "k": limit})

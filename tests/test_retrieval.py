@@ -1,0 +1,191 @@
+"""Diagnostics to SQL: each rule on a bad file from the fixtures, every template, the fallbacks."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codegraph.indexer import index_repository
+from codegraph.refine.models import ScriptedModel
+from codegraph.retrieval.candidate import Candidate
+from codegraph.retrieval.context import render
+from codegraph.retrieval.diagnose import diagnose, parse_lines
+from codegraph.retrieval.engine import Retriever, extract_sql, query_terms
+from codegraph.retrieval.lint import Diagnostic, Linter, keep_lines
+from codegraph.retrieval.rules import RULES, template_names
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CANDIDATES = sorted((FIXTURES / "candidates").glob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("retrieval") / "minirepo"
+    shutil.copytree(FIXTURES / "minirepo", root)
+    index_repository(root, jobs=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def retriever(repo):
+    r = Retriever(repo / ".codegraph" / "graph.duckdb")
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="module")
+def linter():
+    return Linter()
+
+
+def _expectations(path: Path):
+    return re.findall(r"^# expect: (\S+) -> (\S+)$", path.read_text(), re.M)
+
+
+def _place(repo: Path, candidate: Path) -> Path:
+    target = repo / "src" / "shop" / candidate.name
+    shutil.copy(candidate, target)
+    return target
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda p: p.stem)
+def test_rule_finds_the_ground_truth_first(repo, retriever, linter, candidate):
+    path = _place(repo, candidate)
+    report = diagnose(path, retriever=retriever, linter=linter)
+    for symbol, expected in _expectations(candidate):
+        matching = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
+        assert matching, f"pylint did not report {symbol} in {candidate.name}"
+        if expected == "(local)":
+            assert any(r.source == "local" and "broken" in r.local_context for r in matching)
+            continue
+        tops = [r.rows[0]["qualname"] for r in matching if r.rows]
+        assert expected in tops, (symbol, [(r.source, r.params, r.rows[:2]) for r in matching])
+        assert all(r.source == "rule" for r in matching if r.rows and r.rows[0]["qualname"] == expected)
+
+
+def test_function_redefined_points_at_the_existing_definition(repo, retriever, linter):
+    models = repo / "src" / "shop" / "models.py"
+    original = models.read_text()
+    try:
+        models.write_text(original + "\n    def add(self, item, quantity=1):\n        return quantity\n")
+        report = diagnose(models, retriever=retriever, linter=linter, lines=(70, 72))
+        (hit,) = [r for r in report.retrievals if r.diagnostic.symbol == "function-redefined"]
+        assert hit.source == "rule" and hit.rows[0]["qualname"] == "shop.models.Cart.add"
+    finally:
+        models.write_text(original)
+
+
+SAMPLE_PARAMS = {
+    "import_error": {"module": "shop.modls", "last": "modls"},
+    "names_in_module_like": {"module": "shop.models", "name": "Itme"},
+    "members_like": {"owner": "shop.pricing.Special", "name": "describ"},
+    "undefined_name": {"name": "Cart", "module": "run"},
+    "callee": {"qualname": "shop.pricing.total"},
+    "definition": {"qualname": "shop.models.Item.TAX"},
+    "same_name_in_scope": {"scope": "shop.models.Cart", "name": "add"},
+    "lexical": {"terms": ["discount", "apply"]},
+    "named_definitions": {"name": "add", "module": "shop.pricing"},
+}
+
+
+def test_every_template_has_sample_parameters():
+    assert set(SAMPLE_PARAMS) == set(template_names())
+    assert {r.template for r in RULES if r.template} <= set(template_names())
+
+
+@pytest.mark.parametrize("template", sorted(SAMPLE_PARAMS))
+def test_every_template_runs_on_the_fixture_database(retriever, template):
+    columns, rows = retriever.run_template(template, SAMPLE_PARAMS[template])
+    assert rows, template
+    assert {"qualname", "kind", "signature", "import_line", "score", "match"} <= set(columns)
+
+
+def test_did_you_mean_ranks_the_near_miss_first(retriever):
+    _, rows = retriever.run_template("members_like", {"owner": "Cart", "name": "totl"})
+    assert rows[0]["qualname"] == "shop.models.Cart.total"
+    _, rows = retriever.run_template("import_error", {"module": "shop.modls", "last": "modls"})
+    assert rows[0]["qualname"] == "shop.models"
+
+
+def test_llm_fallback_retries_with_the_error_then_succeeds(repo, retriever):
+    path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
+    cand = Candidate.from_file(path)
+    d = Diagnostic("no-self-argument", "E0213", 'Method "fill" should have "self" as first argument', 7, 4)
+    model = ScriptedModel(["DROP TABLE calls",
+                           "Here you go:\n```sql\nSELECT qualname, nonsense FROM members\n```",
+                           "```sql\nSELECT qualname, kind, signature FROM members_of('Cart') WHERE name = 'add'\n```"])
+    retriever.model = model
+    try:
+        result = retriever.retrieve(cand, d)
+    finally:
+        retriever.model = None
+    assert result.source == "llm"
+    assert result.rows[0]["qualname"] == "shop.models.Cart.add"
+    assert [a["error"] is None for a in result.attempts] == [False, False, True]
+    assert "only SELECT" in result.attempts[0]["error"]
+    assert "nonsense" in result.attempts[1]["error"]
+    assert "nonsense" in model.calls[2][-1]["content"]  # the error went back to the model
+
+
+def test_llm_that_never_gets_it_right_falls_back_to_lexical(repo, retriever):
+    path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
+    cand = Candidate.from_file(path)
+    d = Diagnostic("no-self-argument", "E0213", 'Method "describe" should have "self"', 8, 4)
+    retriever.model = ScriptedModel(["SELECT * FROM class_name WHERE class_name IS NULL"] * 3)
+    try:
+        result = retriever.retrieve(cand, d)
+    finally:
+        retriever.model = None
+    assert len(result.attempts) == 3 and all(a["error"] for a in result.attempts)
+    assert result.source == "lexical" and result.rows
+
+
+def test_keep_lines_includes_the_last_line_and_spanning_messages():
+    ds = [Diagnostic("x", "E1", "m", line, 0, end) for line, end in ((4, 4), (5, 5), (9, 9), (10, 10), (2, 6))]
+    kept = keep_lines(ds, 5, 9)
+    assert [(d.line, d.end_line) for d in kept] == [(5, 5), (9, 9), (2, 6)]
+
+
+def test_parse_lines_rejects_nonsense():
+    assert parse_lines("3-7") == (3, 7) and parse_lines("4") == (4, 4)
+    with pytest.raises(Exception, match="A-B"):
+        parse_lines("x-y")
+
+
+def test_in_process_and_subprocess_linting_agree(repo, linter):
+    path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
+    fast = sorted((d.symbol, d.line, d.message) for d in linter.lint(path))
+    slow = sorted((d.symbol, d.line, d.message) for d in Linter(in_process=False).lint(path))
+    assert fast == slow and fast
+
+
+def test_in_process_linter_sees_changes_to_other_modules(repo, linter):
+    path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
+    pricing = repo / "src" / "shop" / "pricing.py"
+    cand = repo / "src" / "shop" / "uses_pricing.py"
+    cand.write_text("from shop.pricing import apply_discount\n\nX = apply_discount(1, 2)\n")
+    original = pricing.read_text()
+    try:
+        assert not linter.lint(cand)
+        pricing.write_text(original.replace("def apply_discount(value, rate):", "def apply_discount(value):"))
+        assert [d.symbol for d in linter.lint(cand, changed_modules=["shop.pricing"])] == ["too-many-function-args"]
+    finally:
+        pricing.write_text(original)
+        linter.lint(cand, changed_modules=["shop.pricing"])
+
+
+def test_context_is_rendered_within_budget(repo, retriever, linter):
+    path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
+    report = diagnose(path, retriever=retriever, linter=linter, budget_tokens=200)
+    text = render(report.retrievals, budget_tokens=200)
+    assert "shop.pricing.apply_discount" in text and "def apply_discount(value, rate)" in text
+    per_diagnostic = [len(block) / 4 for block in text.split("\n\n")]
+    assert max(per_diagnostic) <= max(80, 200 // len(report.retrievals)) + 40
+
+
+def test_helpers():
+    assert extract_sql("Sure!\n```sql\nSELECT 1\n```\nbye") == "SELECT 1"
+    assert extract_sql("I think SELECT name FROM classes") == "SELECT name FROM classes"
+    assert query_terms("parseFloat in self.json_decoder") == ["parsefloat", "parse", "float", "json_decoder",
+                                                                "json", "decoder"]
