@@ -133,7 +133,7 @@ def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
             read_only=True,
             config={"enable_external_access": False, "autoload_known_extensions": False,
                     "autoinstall_known_extensions": False, "lock_configuration": True,
-                    "threads": 2},
+                    "threads": 2, "memory_limit": "2GB", "temp_directory": ""},
         )
     except duckdb.IOException as exc:
         raise DatabaseNotFound(f"cannot open {path}: {exc}") from None
