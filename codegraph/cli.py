@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 import click
 
@@ -163,9 +164,10 @@ def _tool_output(rows) -> None:
     click.echo(json.dumps(rows, indent=2, default=str))
 
 
-def _tool_con(db_path):
-    con = db.connect_readonly(db.find_db(db_path))
-    db.check_schema(con, "database")
+def _tool_con(db_path, start=None):
+    path = db.find_db(db_path, start=start)
+    con = db.connect_readonly(path)
+    db.check_schema(con, path)
     return con
 
 
@@ -206,7 +208,7 @@ def imports(file, db_path):
     """Import lines for every undefined name in FILE."""
     from .retrieval import tools
 
-    con = _tool_con(db_path or None) if db_path else db.connect_readonly(db.find_db(None, start=file))
+    con = _tool_con(db_path, start=Path(file).resolve().parent)
     _tool_output(tools.get_imports(con, tools.undefined_names(file)))
 
 

@@ -105,3 +105,47 @@ def test_the_duckdb_shell_opens_the_file_and_knows_the_macros(mini_db):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["defined_in", "shop.models.Item"]
+
+
+def test_diagnose_prints_diagnostics_sql_source_and_context(runner, mini_repo):
+    runner.invoke(main, ["index", str(mini_repo), "-q"])
+    candidate = mini_repo / "src" / "shop" / "cand.py"
+    candidate.write_text("from shop.models import Itme\n\n\ndef f(cart):\n    return Itme(cart)\n")
+    result = runner.invoke(main, ["diagnose", str(candidate)])
+    assert result.exit_code == 0, result.output
+    assert "E0611 no-name-in-module [UNDEF-API]" in result.output
+    assert "via rule names_in_module_like" in result.output
+    assert "from shop.models import Item" in result.output  # the card's import line
+    unbound = mini_repo / "src" / "shop" / "unbound.py"
+    unbound.write_text("def f():\n    return Cart('me'), apply_discount(1, 2)\n")
+    imports = json.loads(runner.invoke(main, ["tool", "imports", str(unbound)]).output)
+    assert imports["Cart"][0] == "from shop.models import Cart"
+    assert imports["apply_discount"][0] == "from shop.pricing import apply_discount"
+    as_json = json.loads(runner.invoke(main, ["diagnose", str(candidate), "--json", "--lines", "1-1"]).output)
+    (r,) = as_json["retrievals"]
+    assert r["rows"][0]["qualname"] == "shop.models.Item" and "SELECT" in r["sql"]
+    clean = runner.invoke(main, ["diagnose", str(candidate), "--lines", "4-5"])
+    assert "no errors on the candidate's lines" in clean.output
+
+
+def test_rules_lists_every_rule(runner):
+    from codegraph.retrieval.rules import RULES
+
+    result = runner.invoke(main, ["rules"])
+    assert result.exit_code == 0
+    assert len(result.output.strip().splitlines()) == len(RULES)
+
+
+def test_tools(runner, mini_db):
+    info = json.loads(runner.invoke(main, ["tool", "class-info", "Special", "--db", str(mini_db)]).output)
+    assert info[0]["constructor"] == "(self)" or "__init__" not in {m["name"] for m in info[0]["members"]}
+    assert {m["name"] for m in info[0]["members"]} >= {"describe", "create", "gross"}
+    sig = json.loads(runner.invoke(main, ["tool", "signature", "total", "--db", str(mini_db)]).output)
+    assert {s["qualname"] for s in sig} == {"shop.pricing.total", "shop.models.Cart.total"}
+    body = json.loads(runner.invoke(main, ["tool", "body", "shop.pricing.apply_discount", "--db", str(mini_db)]).output)
+    assert "def clamp" in body[0]["source"]
+    relevant = json.loads(runner.invoke(main, ["tool", "relevant", "apply a discount", "--db", str(mini_db)]).output)
+    assert relevant[0]["qualname"] == "shop.pricing.apply_discount"
+    related = json.loads(runner.invoke(main, ["tool", "related", "shop.pricing.total", "--db", str(mini_db)]).output)
+    assert {r["qualname"] for r in related if r["relation"] == "caller"} == {"shop.models.Cart.total",
+                                                                           "shop.util.text.label"}
