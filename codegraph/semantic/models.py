@@ -1,0 +1,174 @@
+"""Embedding models behind one interface, with a registry.
+
+The default, `hash`, needs nothing: identifiers are split (snake_case, CamelCase), sub-word
+trigrams are added, every feature is hashed (crc32, signed) into a fixed dimension, counts are
+damped (1 + log tf) and weighted by an inverse document frequency learned from the indexed
+repository, so rare identifiers count and `self` does not. `openai` calls any OpenAI-compatible
+embeddings endpoint. Vectors are L2-normalised: cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+import zlib
+from abc import ABC, abstractmethod
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import CodegraphError
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_NOISE = frozenset({"self", "cls", "the", "and", "for", "not", "none", "return", "def", "class", "import",
+                    "from", "with", "this", "that", "true", "false", "else", "elif", "raise", "try",
+                    "except", "lambda", "pass", "yield", "is", "in", "if", "or", "of", "to", "a", "an",
+                    "be", "it", "as", "by", "on", "at", "args", "kwargs"})
+
+
+class EmbeddingError(CodegraphError):
+    pass
+
+
+class EmbeddingModel(ABC):
+    id: str
+    dim: int
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalised."""
+
+
+MODELS: dict[str, Callable[..., EmbeddingModel]] = {}
+
+
+def register(name: str):
+    def wrap(factory):
+        MODELS[name] = factory
+        return factory
+    return wrap
+
+
+def get_model(name: str = "hash", **options) -> EmbeddingModel:
+    try:
+        return MODELS[name](**options)
+    except KeyError:
+        raise EmbeddingError(f"unknown embedding model {name!r}: choose one of {', '.join(sorted(MODELS))}") from None
+
+
+def features(text: str, weight: float = 1.0, out: dict[str, float] | None = None) -> dict[str, float]:
+    """Identifier-aware features of text: whole identifiers, their parts, and part trigrams."""
+    out = {} if out is None else out
+    for word in _WORD.findall(text):
+        lower = word.lower()
+        if lower in _NOISE or len(lower) < 2:
+            continue
+        out[lower] = out.get(lower, 0.0) + weight
+        parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
+        if len(parts) > 1 or (parts and parts[0] != lower):
+            for part in parts:
+                if len(part) > 1 and part not in _NOISE:
+                    out[part] = out.get(part, 0.0) + weight
+        for part in parts:
+            if len(part) > 3:
+                padded = f"<{part}>"
+                for i in range(len(padded) - 2):
+                    gram = "#" + padded[i : i + 3]
+                    out[gram] = out.get(gram, 0.0) + 0.25 * weight
+    return out
+
+
+def hashed(feats: dict[str, float], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse (indices, values) of damped, signed, hashed features."""
+    buckets: dict[int, float] = {}
+    for feature, count in feats.items():
+        h = zlib.crc32(feature.encode())
+        index = h % dim
+        sign = 1.0 if (h >> 31) & 1 else -1.0
+        damped = 1.0 + math.log(count) if count >= 1 else count
+        buckets[index] = buckets.get(index, 0.0) + sign * damped
+    if not buckets:
+        return np.zeros(0, np.int32), np.zeros(0, np.float32)
+    indices = np.fromiter(buckets.keys(), np.int32, len(buckets))
+    values = np.fromiter(buckets.values(), np.float32, len(buckets))
+    return indices, values
+
+
+@register("hash")
+class HashingModel(EmbeddingModel):
+    """Deterministic, dependency-free, offline; fit() learns the IDF of a corpus."""
+
+    def __init__(self, dim: int = 256, idf: Sequence[float] | None = None) -> None:
+        self.dim = dim
+        self.id = f"hash-v1-{dim}"
+        self.idf = np.asarray(idf, np.float32) if idf is not None else np.ones(dim, np.float32)
+
+    def sparse(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        return hashed(features(text), self.dim)
+
+    def dense(self, sparse_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        matrix = np.zeros((len(sparse_rows), self.dim), np.float32)
+        for i, (indices, values) in enumerate(sparse_rows):
+            np.add.at(matrix[i], indices, values)
+        return matrix
+
+    def fit(self, tf: np.ndarray) -> "HashingModel":
+        df = (tf != 0).sum(axis=0)
+        self.idf = (np.log((1 + tf.shape[0]) / (1 + df)) + 1.0).astype(np.float32)
+        return self
+
+    def finish(self, tf: np.ndarray) -> np.ndarray:
+        weighted = tf * self.idf
+        norms = np.linalg.norm(weighted, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (weighted / norms).astype(np.float32)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.finish(self.dense([self.sparse(t) for t in texts]))
+
+
+@register("openai")
+class OpenAIEmbeddings(EmbeddingModel):
+    """Any OpenAI-compatible /v1/embeddings endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
+
+    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+                 dim: int | None = None, batch_size: int = 64, retries: int = 3, timeout_s: float = 60.0) -> None:
+        try:
+            import openai
+        except ImportError:
+            raise EmbeddingError("the openai model needs `pip install 'codegraph[openai]'`") from None
+        self.model = model or os.environ.get("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
+        self.client = openai.OpenAI(base_url=base_url or os.environ.get("CODEGRAPH_EMBED_BASE_URL")
+                                    or os.environ.get("OPENAI_BASE_URL"),
+                                    api_key=api_key or os.environ.get("OPENAI_API_KEY", "not-needed"),
+                                    timeout=timeout_s, max_retries=0)
+        self.batch_size, self.retries = batch_size, retries
+        self.dim = dim or 0
+        self.id = f"openai:{self.model}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import openai
+
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = [t[:8000] or " " for t in texts[start : start + self.batch_size]]
+            for attempt in range(self.retries + 1):
+                try:
+                    response = self.client.embeddings.create(model=self.model, input=batch)
+                    break
+                except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
+                        openai.InternalServerError) as exc:
+                    if attempt == self.retries:
+                        raise EmbeddingError(f"embedding endpoint failed after {attempt + 1} tries: {exc}") from None
+                    time.sleep(min(8.0, 0.5 * 2 ** attempt))
+                except openai.APIError as exc:
+                    raise EmbeddingError(f"embedding endpoint refused the request: {exc}") from None
+            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        matrix = np.asarray(out, np.float32)
+        self.dim = matrix.shape[1] if matrix.size else self.dim
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return matrix / norms
