@@ -185,7 +185,9 @@ TABLES = ("files", "skipped_files", "modules", "classes", "members", "globals", 
 
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
+    present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+            for t in (*TABLES, "embeddings") if t in present}
 
 
 def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = None, *,

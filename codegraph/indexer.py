@@ -24,6 +24,9 @@ from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .errors import RepositoryError, SchemaMismatch
 from .extract import COLUMNS, FileFacts, UndecodableSource, extract
 from .resolve import Resolver
+from .semantic.models import HashingModel
+from .semantic.store import DEFAULT_DIM, merge_sparse, model_from_meta, model_meta, write_vectors
+from .semantic.texts import dense_tf, sparse_vectors
 
 RESOLVED_COLUMNS = {
     "imports": ("resolved_module", "resolved_qualname", "resolution"),
@@ -79,6 +82,7 @@ class _Chunk:
     skips: list[Skip]
     tables: dict[str, pa.Table]
     paths: list[str]
+    vectors: tuple | None = None  # sparse term frequencies for the hashing embedder
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,7 +103,7 @@ def _to_arrow(name: str, rows: list[tuple]) -> pa.Table:
         [pa.array(col, type=schema.field(i).type) for i, col in enumerate(zip(*rows))], schema=schema)
 
 
-def _extract_chunk(items: list[tuple[SourceFile, ...]]) -> _Chunk:
+def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
     rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
     file_rows, skips = [], []
     for f in items:
@@ -110,10 +114,13 @@ def _extract_chunk(items: list[tuple[SourceFile, ...]]) -> _Chunk:
         file_rows.append(_file_row(f, result))
         for name, table_rows in result.rows.items():
             rows[name].extend(table_rows)
-    return _Chunk(file_rows, skips, {name: _to_arrow(name, r) for name, r in rows.items()}, [f.path for f in items])
+    vectors = sparse_vectors(rows, embed_dim) if embed_dim else None
+    return _Chunk(file_rows, skips, {name: _to_arrow(name, r) for name, r in rows.items()},
+                  [f.path for f in items], vectors)
 
 
-def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None) -> Iterator[_Chunk]:
+def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
+                    embed_dim: int = 0) -> Iterator[_Chunk]:
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
@@ -121,9 +128,9 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
     if jobs > 1 and total >= _PARALLEL_THRESHOLD:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         pool = multiprocessing.get_context(method).Pool(jobs)
-        iterator: Iterable[_Chunk] = pool.imap_unordered(_extract_chunk, chunks)
+        iterator: Iterable[_Chunk] = pool.imap_unordered(functools.partial(_extract_chunk, embed_dim=embed_dim), chunks)
     else:
-        iterator = map(_extract_chunk, chunks)
+        iterator = map(functools.partial(_extract_chunk, embed_dim=embed_dim), chunks)
     try:
         for chunk in iterator:
             done += len(chunk.paths)
@@ -292,8 +299,11 @@ def index_repository(
     jobs: int | None = None,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     full: bool = False,
+    embed: bool = True,
     progress: Progress | None = None,
 ) -> IndexReport:
+    """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
+    from the offline hashing model (only new or changed ones on an update)."""
     started = time.perf_counter()
     root = Path(repo).resolve()
     if not root.is_dir():
@@ -311,12 +321,12 @@ def index_repository(
 
     if target.exists() and not full:
         try:
-            _update(root, target, found, jobs, progress, report)
+            _update(root, target, found, jobs, progress, report, embed)
             report.elapsed_s = time.perf_counter() - started
             return report
         except SchemaMismatch:
             pass  # an old or foreign file: rebuild it from scratch below
-    _full_build(root, target, found, jobs, progress, report)
+    _full_build(root, target, found, jobs, progress, report, embed)
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -336,14 +346,15 @@ def _remove_abandoned_builds(target: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport) -> None:
+def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
+                embed: bool = True) -> None:
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}
     skips, file_rows = list(found.skipped), []
     chunks: list[_Chunk] = []
     t = time.perf_counter()
-    for chunk in _extract_chunks(found.files, jobs, progress):
+    for chunk in _extract_chunks(found.files, jobs, progress, DEFAULT_DIM if embed else 0):
         chunks.append(chunk)
         skips.extend(chunk.skips)
         file_rows.extend(chunk.file_rows)
@@ -351,7 +362,6 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
     report.parsed = len(file_rows)
     t = time.perf_counter()
     tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
-    del chunks
     try:
         con = duckdb.connect(str(tmp))
         try:
@@ -363,7 +373,17 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                                           for name in COLUMNS if name not in _RESOLVED_TABLES])
             resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
             resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
+            if embed:
+                ids, file_ids, indptr, indices, values = merge_sparse([c.vectors for c in chunks])
+                tf = dense_tf(indptr, indices, values, DEFAULT_DIM)
+                model = HashingModel(DEFAULT_DIM).fit(tf)
+                vectors = model.finish(tf)
+                del tf
             writer.join()
+            if embed:
+                write_vectors(con, ids, file_ids, vectors)
+                db.set_meta(con, **model_meta(model))
+            del chunks
             report.timings["resolve"] = time.perf_counter() - t
             for name, table in resolved.items():
                 _insert_arrow(con, name, table)
@@ -389,7 +409,8 @@ def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
     return (skip.path, skip.reason, skip.detail, f.size if f else None, f.mtime_ns if f else None)
 
 
-def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport) -> None:
+def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
+            embed: bool = True) -> None:
     report.mode = "update"
     con = duckdb.connect(str(target))
     try:
@@ -398,6 +419,9 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             raise SchemaMismatch(f"{target} indexes {meta.get('repo_root')}, not {root}")
         if meta.get("tool_version") != __version__:
             raise SchemaMismatch(f"{target} was built by codegraph {meta.get('tool_version')}")
+        if embed != bool(meta.get("embedding_model")):
+            raise SchemaMismatch(f"{target} was built {'without' if embed else 'with'} embeddings")
+        model = model_from_meta(meta) if embed else None
         old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
                con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files").fetchall()}
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
@@ -435,7 +459,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
 
         t = time.perf_counter()
         by_path = {f.path: f for f in found.files}
-        chunks = list(_extract_chunks(to_parse, jobs, progress))
+        chunks = list(_extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
         report.timings["extract"] = time.perf_counter() - t
         t = time.perf_counter()
         file_rows = [row for c in chunks for row in c.file_rows]
@@ -466,8 +490,11 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         report.reresolved = len(affected)
         con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
                     {"ids": affected})
-        for name in (*COLUMNS, "files"):
+        for name in (*COLUMNS, "files", *(("embeddings",) if model else ())):
             con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
+        if model is not None:
+            ids, file_ids, indptr, indices, values = merge_sparse([c.vectors for c in chunks])
+            write_vectors(con, ids, file_ids, model.finish(dense_tf(indptr, indices, values, model.dim)))
         for name in COLUMNS:
             if name not in _RESOLVED_TABLES:
                 _insert_arrow(con, name, fresh[name])

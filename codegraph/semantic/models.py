@@ -77,7 +77,7 @@ def features(text: str, weight: float = 1.0, out: dict[str, float] | None = None
                 padded = f"<{part}>"
                 for i in range(len(padded) - 2):
                     gram = "#" + padded[i : i + 3]
-                    out[gram] = out.get(gram, 0.0) + 0.25 * weight
+                    out[gram] = out.get(gram, 0.0) + 0.5 * weight
     return out
 
 
@@ -101,7 +101,7 @@ def hashed(feats: dict[str, float], dim: int) -> tuple[np.ndarray, np.ndarray]:
 class HashingModel(EmbeddingModel):
     """Deterministic, dependency-free, offline; fit() learns the IDF of a corpus."""
 
-    def __init__(self, dim: int = 256, idf: Sequence[float] | None = None) -> None:
+    def __init__(self, dim: int = 512, idf: Sequence[float] | None = None) -> None:
         self.dim = dim
         self.id = f"hash-v1-{dim}"
         self.idf = np.asarray(idf, np.float32) if idf is not None else np.ones(dim, np.float32)

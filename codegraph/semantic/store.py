@@ -22,7 +22,7 @@ from ..db import get_meta
 from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 
 EMBEDDINGS_DDL = "CREATE TABLE IF NOT EXISTS embeddings (id BIGINT NOT NULL, file_id BIGINT NOT NULL, vector FLOAT[{dim}])"
-DEFAULT_DIM = 256
+DEFAULT_DIM = 512
 
 
 def merge_sparse(parts: Sequence[tuple]) -> tuple:
@@ -126,37 +126,34 @@ class VectorIndex:
         index = self._load()
         started = time.perf_counter()
         if index is None:
-            rows = con.execute("SELECT id, vector FROM embeddings").fetchall()
-            capacity = max(1024, int(len(rows) * 1.25))
+            ids, matrix = load_vectors(con)
+            capacity = max(1024, int(len(ids) * 1.25))
             index = hnswlib.Index(space="ip", dim=self.dim)
             index.init_index(max_elements=capacity, ef_construction=self.ef_construction, M=self.m,
                              allow_replace_deleted=True)
-            if rows:
-                index.add_items(np.asarray([r[1] for r in rows], np.float32), np.asarray([r[0] for r in rows]))
-            action = {"rebuilt": len(rows)}
+            if len(ids):
+                index.add_items(matrix, ids)
+            action = {"rebuilt": len(ids)}
         else:
             old_files = self.stamp.get("files", {})
             changed = [f for f, sha in files.items() if old_files.get(f) != sha]
             gone = [f for f in old_files if f not in files]
             live = set(index.get_ids_list())
-            current = con.execute("SELECT id, file_id::VARCHAR, vector FROM embeddings WHERE file_id::VARCHAR IN "
-                                  "(SELECT unnest($f::VARCHAR[]))", {"f": changed}).fetchall()
-            keep_ids = {r[0] for r in con.execute(
-                "SELECT id FROM embeddings WHERE file_id::VARCHAR IN (SELECT unnest($f::VARCHAR[]))",
-                {"f": changed}).fetchall()}
+            new_ids, new_matrix = load_vectors(
+                con, "WHERE file_id::VARCHAR IN (SELECT unnest($f::VARCHAR[]))", {"f": changed})
+            keep_ids = set(new_ids.tolist())
             removed = 0
             for f in changed + gone:
                 for label in self.stamp.get("ids_by_file", {}).get(f, []):
                     if label in live and label not in keep_ids:
                         index.mark_deleted(label)
                         removed += 1
-            if current:
-                need = index.get_current_count() + len(current)
+            if len(new_ids):
+                need = index.get_current_count() + len(new_ids)
                 if need > index.get_max_elements():
                     index.resize_index(int(need * 1.25))
-                index.add_items(np.asarray([r[2] for r in current], np.float32),
-                                np.asarray([r[0] for r in current]), replace_deleted=True)
-            action = {"updated": len(current), "deleted": removed}
+                index.add_items(new_matrix, new_ids, replace_deleted=True)
+            action = {"updated": len(new_ids), "deleted": removed}
         ids_by_file: dict[str, list[int]] = {}
         for label, file_id in con.execute("SELECT id, file_id::VARCHAR FROM embeddings").fetchall():
             ids_by_file.setdefault(file_id, []).append(label)
@@ -191,13 +188,22 @@ class VectorIndex:
         return [Hit(int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0])]
 
 
+def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, matrix) straight from Arrow buffers: no Python object per number."""
+    table = con.execute(f"SELECT id, vector FROM embeddings {where}", params or {}).to_arrow_table()
+    ids = table.column("id").to_numpy()
+    if not len(ids):
+        return ids, np.zeros((0, 0), np.float32)
+    vectors = table.column("vector").combine_chunks()
+    matrix = vectors.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1).astype(np.float32, copy=False)
+    return ids, matrix
+
+
 def exact_search(con: duckdb.DuckDBPyConnection, vector: np.ndarray, k: int) -> list[Hit]:
     """The reference: cosine over every stored vector (they are normalised, so a dot product)."""
-    rows = con.execute("SELECT id, vector FROM embeddings").fetchall()
-    if not rows:
+    ids, matrix = load_vectors(con)
+    if not len(ids):
         return []
-    ids = np.asarray([r[0] for r in rows])
-    matrix = np.asarray([r[1] for r in rows], np.float32)
     scores = matrix @ vector.astype(np.float32)
     top = np.argsort(-scores)[:k]
     return [Hit(int(ids[i]), float(scores[i])) for i in top]

@@ -1,0 +1,177 @@
+"""Semantic retrieval benchmark: find a function from the first line of its docstring.
+
+    python benchmarks/semantic_bench.py [--out benchmarks/results/semantic.json]
+
+Corpora: the running Python's standard library (tests excluded) and the click sdist. Every
+function and method is embedded *without* its docstring; each one whose docstring's first line
+has at least four words is a query; the answer is the function itself. Reported per model:
+MRR@10 and recall@10, embedding throughput; plus a plain BM25 baseline over the same texts,
+HNSW recall@10 against exact search, and HNSW query latency at the corpus size and at 100k vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from retrieval_bench import SDIST_SKIP, STDLIB_SKIP, prepare  # noqa: E402
+
+from codegraph.indexer import index_repository  # noqa: E402
+from codegraph.semantic.models import HashingModel, get_model  # noqa: E402
+from codegraph.semantic.texts import _strip_docstring  # noqa: E402
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def corpus(db_path: Path, skip: re.Pattern) -> tuple[list[str], list[str], list[str]]:
+    con = duckdb.connect(str(db_path), read_only=True)
+    rows = con.execute("""
+        SELECT qualname, name, signature, docstring, source, path FROM members WHERE kind IN ('method', 'classmethod', 'staticmethod', 'property')
+        UNION ALL SELECT qualname, name, signature, docstring, source, path FROM globals WHERE kind = 'function'
+        ORDER BY 1""").fetchall()
+    con.close()
+    names, texts, queries = [], [], []
+    for qualname, name, signature, docstring, source, path in rows:
+        if skip.search(path):
+            continue
+        body = _strip_docstring(source or "", docstring) if docstring else (source or "")
+        names.append(qualname)
+        texts.append(f"{qualname} {signature or ''}\n{body}")
+        first = (docstring or "").strip().split("\n")[0].strip()
+        queries.append(first if len(first.split()) >= 4 else "")
+    return names, texts, queries
+
+
+def tokens(text: str) -> list[str]:
+    out = []
+    for word in _WORD.findall(text):
+        out.append(word.lower())
+        out += [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk) if len(p) > 1]
+    return out
+
+
+class BM25:
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.lengths = np.zeros(len(texts), np.float32)
+        for i, text in enumerate(texts):
+            counts = Counter(tokens(text))
+            self.lengths[i] = sum(counts.values())
+            for term, tf in counts.items():
+                self.postings[term].append((i, tf))
+        self.avg = float(self.lengths.mean()) if len(texts) else 1.0
+        self.n = len(texts)
+
+    def top(self, query: str, k: int = 10) -> list[int]:
+        scores = np.zeros(self.n, np.float32)
+        for term in set(tokens(query)):
+            plist = self.postings.get(term)
+            if not plist:
+                continue
+            idf = math.log(1 + (self.n - len(plist) + 0.5) / (len(plist) + 0.5))
+            idx = np.fromiter((p[0] for p in plist), np.int64, len(plist))
+            tf = np.fromiter((p[1] for p in plist), np.float32, len(plist))
+            norm = self.k1 * (1 - self.b + self.b * self.lengths[idx] / self.avg)
+            scores[idx] += idf * tf * (self.k1 + 1) / (tf + norm)
+        return list(np.argsort(-scores)[:k])
+
+
+def rank_metrics(rankings: list[list[int]], answers: list[int]) -> dict:
+    rr, hits = [], 0
+    for ranked, answer in zip(rankings, answers):
+        position = next((i for i, r in enumerate(ranked[:10], 1) if r == answer), None)
+        rr.append(1 / position if position else 0.0)
+        hits += position is not None
+    return {"mrr@10": round(float(np.mean(rr)), 3), "recall@10": round(hits / len(answers), 3)}
+
+
+def evaluate(names, texts, queries) -> dict:
+    asked = [i for i, q in enumerate(queries) if q]
+    out = {"documents": len(texts), "queries": len(asked)}
+    model = HashingModel(512)
+    started = time.perf_counter()
+    tf = model.dense([model.sparse(t) for t in texts])
+    model.fit(tf)
+    matrix = model.finish(tf)
+    embed_s = time.perf_counter() - started
+    q = model.embed([queries[i] for i in asked])
+    ranked = np.argsort(-(q @ matrix.T), axis=1)[:, :10]
+    out[model.id] = {**rank_metrics([list(r) for r in ranked], asked),
+                          "embed_per_s": round(len(texts) / embed_s)}
+    started = time.perf_counter()
+    bm25 = BM25(texts)
+    rankings = [bm25.top(queries[i]) for i in asked]
+    out["bm25"] = {**rank_metrics(rankings, asked), "index_s": round(time.perf_counter() - started, 2)}
+    out["_matrix"], out["_queries"] = matrix, q
+    return out
+
+
+def hnsw_check(matrix: np.ndarray, queries: np.ndarray, label: str) -> dict:
+    import hnswlib
+
+    started = time.perf_counter()
+    index = hnswlib.Index(space="ip", dim=matrix.shape[1])
+    index.init_index(max_elements=len(matrix), ef_construction=200, M=16)
+    index.add_items(matrix, np.arange(len(matrix)))
+    build_s = time.perf_counter() - started
+    index.set_ef(128)
+    exact = np.argsort(-(queries @ matrix.T), axis=1)[:, :10]
+    latencies, recalls = [], []
+    for qv, truth in zip(queries, exact):
+        t = time.perf_counter()
+        labels, _ = index.knn_query(qv.reshape(1, -1), k=10)
+        latencies.append((time.perf_counter() - t) * 1000)
+        recalls.append(len(set(labels[0]) & set(truth)) / 10)
+    return {"label": label, "vectors": len(matrix), "build_s": round(build_s, 2),
+            "recall@10_vs_exact": round(float(np.mean(recalls)), 4),
+            "query_ms_p50": round(statistics.median(latencies), 3),
+            "query_ms_p95": round(float(np.percentile(latencies, 95)), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "semantic.json")
+    args = parser.parse_args()
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="codegraph-semantic-") as scratch:
+        roots = prepare(Path(scratch))
+        mats = []
+        for name in ("stdlib", "click"):
+            started = time.perf_counter()
+            report = index_repository(roots[name], Path(scratch) / f"{name}.duckdb")
+            index_s = time.perf_counter() - started
+            names, texts, queries = corpus(report.db_path, STDLIB_SKIP if name == "stdlib" else SDIST_SKIP)
+            result = evaluate(names, texts, queries)
+            mats.append((result.pop("_matrix"), result.pop("_queries")))
+            result["index_with_embeddings_s"] = round(index_s, 2)
+            results[name] = result
+            print(name, json.dumps(result), flush=True)
+        matrix, queries = mats[0]
+        results["hnsw"] = [hnsw_check(matrix, queries[:500], "stdlib functions")]
+        rng = np.random.default_rng(0)
+        reps = int(math.ceil(100_000 / len(matrix)))
+        big = np.concatenate([matrix + rng.normal(0, 0.02, matrix.shape).astype(np.float32) for _ in range(reps)])[:100_000]
+        big /= np.linalg.norm(big, axis=1, keepdims=True)
+        results["hnsw"].append(hnsw_check(big, queries[:500], "100k (stdlib vectors, jittered copies)"))
+        print(json.dumps(results["hnsw"], indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
