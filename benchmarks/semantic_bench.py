@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from retrieval_bench import SDIST_SKIP, STDLIB_SKIP, prepare  # noqa: E402
 
 from codegraph.indexer import index_repository  # noqa: E402
-from codegraph.semantic.models import HashingModel, get_model  # noqa: E402
+from codegraph.semantic.models import HashingModel  # noqa: E402
 from codegraph.semantic.texts import _strip_docstring  # noqa: E402
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -128,18 +128,20 @@ def hnsw_check(matrix: np.ndarray, queries: np.ndarray, label: str) -> dict:
     index.init_index(max_elements=len(matrix), ef_construction=200, M=16)
     index.add_items(matrix, np.arange(len(matrix)))
     build_s = time.perf_counter() - started
-    index.set_ef(128)
     exact = np.argsort(-(queries @ matrix.T), axis=1)[:, :10]
-    latencies, recalls = [], []
-    for qv, truth in zip(queries, exact):
-        t = time.perf_counter()
-        labels, _ = index.knn_query(qv.reshape(1, -1), k=10)
-        latencies.append((time.perf_counter() - t) * 1000)
-        recalls.append(len(set(labels[0]) & set(truth)) / 10)
-    return {"label": label, "vectors": len(matrix), "build_s": round(build_s, 2),
-            "recall@10_vs_exact": round(float(np.mean(recalls)), 4),
-            "query_ms_p50": round(statistics.median(latencies), 3),
-            "query_ms_p95": round(float(np.percentile(latencies, 95)), 3)}
+    out = {"label": label, "vectors": len(matrix), "build_s": round(build_s, 2), "by_ef": {}}
+    for ef in (64, 128, 256, 512):
+        index.set_ef(ef)
+        latencies, recalls = [], []
+        for qv, truth in zip(queries, exact):
+            t = time.perf_counter()
+            labels, _ = index.knn_query(qv.reshape(1, -1), k=10)
+            latencies.append((time.perf_counter() - t) * 1000)
+            recalls.append(len(set(labels[0]) & set(truth)) / 10)
+        out["by_ef"][ef] = {"recall@10_vs_exact": round(float(np.mean(recalls)), 4),
+                            "query_ms_p50": round(statistics.median(latencies), 3),
+                            "query_ms_p95": round(float(np.percentile(latencies, 95)), 3)}
+    return out
 
 
 def main() -> None:

@@ -45,9 +45,10 @@ db_option = click.option(
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
+@click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
 @click.option("--json", "as_json_", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def index(repo, db_path, full, jobs, max_file_size, as_json_, quiet):
+def index(repo, db_path, full, jobs, max_file_size, no_embed, as_json_, quiet):
     """Build or update the code graph of REPO."""
     from .indexer import index_repository
 
@@ -61,7 +62,7 @@ def index(repo, db_path, full, jobs, max_file_size, as_json_, quiet):
 
     try:
         report = index_repository(repo, db_path, jobs=jobs, max_file_size=max_file_size, full=full,
-                                  progress=progress if bar else None)
+                                  embed=not no_embed, progress=progress if bar else None)
     finally:
         if bar is not None:
             bar.render_finish()
@@ -105,6 +106,32 @@ def stats(db_path, as_json_):
     width = max(len(t) for t in info["counts"])
     for table, count in info["counts"].items():
         click.echo(f"  {table.ljust(width)}  {count:>10,}")
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many results.")
+@db_option
+@click.option("--exact", is_flag=True, help="Exact cosine over every vector instead of the HNSW index.")
+@click.option("--json", "as_json_", is_flag=True)
+def search(query, k, db_path, exact, as_json_):
+    """Definitions nearest a description, by embedding similarity."""
+    from .semantic.store import search as run
+
+    path = db.find_db(db_path)
+    con = db.connect_readonly(path)
+    try:
+        db.check_schema(con, path)
+        hits = run(con, path, query, k, exact=exact)
+    finally:
+        con.close()
+    if as_json_:
+        click.echo(json.dumps(hits, indent=2, default=str))
+        return
+    for hit in hits:
+        click.echo(f"{hit['score']:.3f}  {hit['kind']:18} {hit['qualname']}{hit['signature'] or ''}".rstrip())
+        if hit["docstring"]:
+            click.echo(f"       {hit['docstring'][:100]}")
 
 
 @main.command()

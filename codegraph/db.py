@@ -194,7 +194,11 @@ def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = N
                    max_rows: int = 10_000, timeout_s: float = 30.0) -> QueryResult:
     con = connect_readonly(path)
     try:
-        check_schema(con, path)
+        meta = check_schema(con, path)
+        if meta.get("embedding_model") and "embed(" in sql.lower():
+            from .semantic.store import model_from_meta, register_embed
+
+            register_embed(con, model_from_meta(meta), int(meta["embedding_dim"]))
         return run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s)
     finally:
         con.close()

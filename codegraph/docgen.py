@@ -64,6 +64,18 @@ def schema_markdown() -> str:
         for column, dtype in _columns_of(con, name):
             out.append(f"| `{column}` | {dtype} | {comments.get(column, '')} |")
         out.append("")
+    from .semantic.store import DEFAULT_DIM, EMBEDDINGS_DDL
+
+    con.execute(EMBEDDINGS_DDL.format(dim=DEFAULT_DIM))
+    out += ["### `embeddings`", "",
+            "One vector per definition (modules, classes, members, globals, nested functions), keyed by",
+            "the symbol's `id`; created by `codegraph index` unless `--no-embed`. `meta` records",
+            "`embedding_model`, `embedding_dim` and the model's IDF weights; vectors of two models never",
+            f"mix. The default model is `hash-v1-{DEFAULT_DIM}`. Inside `codegraph sql`, `embed('text')` returns",
+            "a vector of the same model, e.g. `array_cosine_similarity(vector, embed('parse json'))`.", "",
+            "| column | type |", "|---|---|"]
+    out += [f"| `{c}` | {t} |" for c, t in _columns_of(con, "embeddings")]
+    out.append("")
     out += ["## Views", ""]
     for match in _VIEW.finditer(sql):
         name = match.group(1)

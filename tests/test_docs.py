@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from codegraph import docgen
-from codegraph.db import run_query, connect_readonly
+from codegraph.db import query_database
 
 DOCS = Path(__file__).parent.parent / "docs"
 EXAMPLE = re.compile(r"```sql\n(.*?)```\n<!-- expect: (.*?) -->", re.S)
@@ -29,11 +29,7 @@ def test_cookbook_has_examples():
 @pytest.mark.slow
 @pytest.mark.parametrize("sql,expect", _examples(), ids=lambda v: v[:40] if isinstance(v, str) else None)
 def test_cookbook_example_runs_on_the_stdlib(stdlib_db, sql, expect):
-    con = connect_readonly(stdlib_db)
-    try:
-        result = run_query(con, sql)
-    finally:
-        con.close()
+    result = query_database(stdlib_db, sql)
     assert result.rows, sql
     cells = " ".join(str(v) for row in result.rows for v in row) + " " + " ".join(result.columns)
     assert expect in cells

@@ -1,0 +1,83 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 for tests: scripted, no network."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeOpenAI:
+    """Serves /v1/embeddings and /v1/chat/completions.
+
+    `script` is a list of actions consumed one per request: "ok", "429", "500", "timeout",
+    "malformed"; once it is empty every request succeeds. Chat answers come from `answers`.
+    """
+
+    def __init__(self, script=None, answers=None, dim: int = 8, delay_s: float = 3.0) -> None:
+        self.script = list(script or [])
+        self.answers = list(answers or [])
+        self.dim, self.delay_s = dim, delay_s
+        self.requests: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                owner.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                action = owner.script.pop(0) if owner.script else "ok"
+                if action == "timeout":
+                    time.sleep(owner.delay_s)
+                    action = "ok"
+                if action in ("429", "500", "401", "404"):
+                    self._send(int(action), {"error": {"message": f"scripted {action}", "type": "test"}})
+                    return
+                if action == "malformed":
+                    data = b"{this is not json"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if self.path.endswith("/embeddings"):
+                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    data = [{"object": "embedding", "index": i,
+                             "embedding": [float((len(t) + j) % 5) + 0.5 for j in range(owner.dim)]}
+                            for i, t in enumerate(inputs)]
+                    self._send(200, {"object": "list", "data": data, "model": body.get("model"),
+                                     "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                    return
+                text = owner.answers.pop(0) if owner.answers else ""
+                self._send(200, {
+                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeOpenAI":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
