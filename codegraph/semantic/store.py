@@ -172,7 +172,7 @@ class VectorIndex:
         files = dict(con.execute("SELECT file_id::VARCHAR, sha256 FROM files").fetchall())
         return stamp.get("model") == self.model_id and stamp.get("dim") == self.dim and stamp.get("files") == files
 
-    def query(self, vector: np.ndarray, k: int, ef: int = 128) -> list[Hit]:
+    def query(self, vector: np.ndarray, k: int, ef: int = 512) -> list[Hit]:
         k = min(k, self.index.get_current_count())
         if k <= 0:
             return []
