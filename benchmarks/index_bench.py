@@ -5,8 +5,8 @@
 Without --repo it indexes the standard library of the running Python. The repository is
 copied to a scratch folder first (the benchmark edits a file there), then each round times,
 in the same process and back to back: tree-sitter parsing alone of the discovered files on
-one core, a full `codegraph index` (both cores), a no-op re-index, a re-index after a
-body-only edit of one file, and after an edit that adds a name to one file. Peak memory is
+one core, a full `codegraph index` (both cores), a no-op re-index, a full index without
+embeddings (--no-embed), a re-index after a body-only edit of one file, and after an edit that adds a name to one file. Peak memory is
 read from a separate run in a fresh child process. Medians are reported; the machine is noisy.
 """
 
@@ -75,12 +75,14 @@ def run(repo: Path, rounds: int) -> dict:
         edited = _pick_file(root)
         original = edited.read_text(encoding="utf-8")
         samples: dict[str, list[float]] = {k: [] for k in (
-            "parse_only_s", "index_s", "noop_reindex_s", "one_file_body_edit_s", "one_file_new_name_s")}
+            "parse_only_s", "index_s", "index_no_embed_s", "noop_reindex_s", "one_file_body_edit_s", "one_file_new_name_s")}
         files = lines = 0
         report = None
         for i in range(rounds):
             parse_s, files, lines = _parse_only_seconds(root)
             samples["parse_only_s"].append(parse_s)
+            plain = index_repository(root, scratch / "plain.duckdb", full=True, embed=False)
+            samples["index_no_embed_s"].append(plain.elapsed_s)
             report = index_repository(root, db_path, full=True)
             samples["index_s"].append(report.elapsed_s)
             samples["noop_reindex_s"].append(index_repository(root, db_path).elapsed_s)
@@ -109,6 +111,7 @@ def run(repo: Path, rounds: int) -> dict:
             "index_kloc_per_s": round(lines / 1000 / med["index_s"], 1),
             "parse_only_kloc_per_s": round(lines / 1000 / med["parse_only_s"], 1),
             "ratio_index_to_parse_only": round(med["index_s"] / med["parse_only_s"], 2),
+            "ratio_index_no_embed_to_parse_only": round(med["index_no_embed_s"] / med["parse_only_s"], 2),
             "peak_rss_main_mb": round(int(peak[0]) / 1024),
             "peak_rss_worker_mb": round(int(peak[1]) / 1024),
             "timings_last_full_index": {k: round(v, 3) for k, v in report.timings.items()},

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from . import __version__, db
@@ -331,6 +332,17 @@ def index_repository(
     return report
 
 
+def _write_embeddings(con: duckdb.DuckDBPyConnection, model: HashingModel, sparse: tuple, batch: int = 8192) -> None:
+    """Dense vectors a batch at a time: peak memory stays at one batch, not the whole matrix."""
+    ids, file_ids, indptr, indices, values = sparse
+    write_vectors(con, ids[:0], file_ids[:0], np.zeros((0, model.dim), np.float32))  # creates the table
+    for start in range(0, len(ids), batch):
+        stop = min(start + batch, len(ids))
+        lo, hi = indptr[start], indptr[stop]
+        tf = dense_tf(indptr[start : stop + 1] - lo, indices[lo:hi], values[lo:hi], model.dim)
+        write_vectors(con, ids[start:stop], file_ids[start:stop], model.finish(tf))
+
+
 def _remove_abandoned_builds(target: Path) -> None:
     """Delete half-built databases of index runs that died (their process is gone)."""
     for leftover in target.parent.glob(target.name + ".building-*"):
@@ -374,16 +386,14 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
             resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
             if embed:
-                ids, file_ids, indptr, indices, values = merge_sparse([c.vectors for c in chunks])
-                tf = dense_tf(indptr, indices, values, DEFAULT_DIM)
-                model = HashingModel(DEFAULT_DIM).fit(tf)
-                vectors = model.finish(tf)
-                del tf
+                sparse = merge_sparse([c.vectors for c in chunks])
+                model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
+            del chunks
             writer.join()
             if embed:
-                write_vectors(con, ids, file_ids, vectors)
+                _write_embeddings(con, model, sparse)
                 db.set_meta(con, **model_meta(model))
-            del chunks
+                del sparse
             report.timings["resolve"] = time.perf_counter() - t
             for name, table in resolved.items():
                 _insert_arrow(con, name, table)
@@ -493,8 +503,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         for name in (*COLUMNS, "files", *(("embeddings",) if model else ())):
             con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
         if model is not None:
-            ids, file_ids, indptr, indices, values = merge_sparse([c.vectors for c in chunks])
-            write_vectors(con, ids, file_ids, model.finish(dense_tf(indptr, indices, values, model.dim)))
+            _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
         for name in COLUMNS:
             if name not in _RESOLVED_TABLES:
                 _insert_arrow(con, name, fresh[name])

@@ -9,12 +9,14 @@ embeddings endpoint. Vectors are L2-normalised: cosine similarity is a dot produ
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import time
 import zlib
 from abc import ABC, abstractmethod
+from collections import Counter
 from typing import Callable, Sequence
 
 import numpy as np
@@ -59,42 +61,86 @@ def get_model(name: str = "hash", **options) -> EmbeddingModel:
         raise EmbeddingError(f"unknown embedding model {name!r}: choose one of {', '.join(sorted(MODELS))}") from None
 
 
+@functools.lru_cache(maxsize=200_000)
+def _word_features(word: str) -> tuple[tuple[str, float], ...]:
+    """Features of one identifier, computed once per distinct word."""
+    lower = word.lower()
+    if lower in _NOISE or len(lower) < 2:
+        return ()
+    out: dict[str, float] = {lower: 1.0}
+    parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
+    if len(parts) > 1 or (parts and parts[0] != lower):
+        for part in parts:
+            if len(part) > 1 and part not in _NOISE:
+                out[part] = out.get(part, 0.0) + 1.0
+    for part in parts:
+        if len(part) > 3:
+            padded = f"<{part}>"
+            for i in range(len(padded) - 2):
+                gram = "#" + padded[i : i + 3]
+                out[gram] = out.get(gram, 0.0) + 0.5
+    return tuple(out.items())
+
+
 def features(text: str, weight: float = 1.0, out: dict[str, float] | None = None) -> dict[str, float]:
     """Identifier-aware features of text: whole identifiers, their parts, and part trigrams."""
     out = {} if out is None else out
-    for word in _WORD.findall(text):
-        lower = word.lower()
-        if lower in _NOISE or len(lower) < 2:
-            continue
-        out[lower] = out.get(lower, 0.0) + weight
-        parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
-        if len(parts) > 1 or (parts and parts[0] != lower):
-            for part in parts:
-                if len(part) > 1 and part not in _NOISE:
-                    out[part] = out.get(part, 0.0) + weight
-        for part in parts:
-            if len(part) > 3:
-                padded = f"<{part}>"
-                for i in range(len(padded) - 2):
-                    gram = "#" + padded[i : i + 3]
-                    out[gram] = out.get(gram, 0.0) + 0.5 * weight
+    for word, count in Counter(_WORD.findall(text)).items():
+        scale = weight * count
+        for feature, value in _word_features(word):
+            out[feature] = out.get(feature, 0.0) + value * scale
     return out
+
+
+@functools.lru_cache(maxsize=500_000)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    h = zlib.crc32(feature.encode())
+    return h % dim, (1.0 if (h >> 31) & 1 else -1.0)
 
 
 def hashed(feats: dict[str, float], dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Sparse (indices, values) of damped, signed, hashed features."""
     buckets: dict[int, float] = {}
+    log = math.log
     for feature, count in feats.items():
-        h = zlib.crc32(feature.encode())
-        index = h % dim
-        sign = 1.0 if (h >> 31) & 1 else -1.0
-        damped = 1.0 + math.log(count) if count >= 1 else count
-        buckets[index] = buckets.get(index, 0.0) + sign * damped
+        index, sign = _bucket(feature, dim)
+        buckets[index] = buckets.get(index, 0.0) + sign * (1.0 + log(count) if count >= 1 else count)
     if not buckets:
         return np.zeros(0, np.int32), np.zeros(0, np.float32)
     indices = np.fromiter(buckets.keys(), np.int32, len(buckets))
     values = np.fromiter(buckets.values(), np.float32, len(buckets))
     return indices, values
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_vector(word: str, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """One identifier's hashed features, computed once per distinct word."""
+    feats = _word_features(word)
+    if not feats:
+        return None
+    indices = np.empty(len(feats), np.int64)
+    values = np.empty(len(feats), np.float64)
+    for i, (feature, value) in enumerate(feats):
+        indices[i], sign = _bucket(feature, dim)
+        values[i] = sign * value
+    return indices, values
+
+
+def sparse_features(pieces: Sequence[tuple[str, float]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse (indices, values) of weighted text pieces; counts of a word are damped (1 + log n)."""
+    index_parts, value_parts = [], []
+    log = math.log
+    for text, weight in pieces:
+        for word, count in Counter(_WORD.findall(text)).items():
+            vector = _word_vector(word, dim)
+            if vector is not None:
+                index_parts.append(vector[0])
+                value_parts.append(vector[1] * (weight * (1.0 + log(count))))
+    if not index_parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.float32)
+    dense = np.bincount(np.concatenate(index_parts), weights=np.concatenate(value_parts), minlength=dim)
+    nonzero = np.flatnonzero(dense)
+    return nonzero.astype(np.int32), dense[nonzero].astype(np.float32)
 
 
 @register("hash")
@@ -107,7 +153,7 @@ class HashingModel(EmbeddingModel):
         self.idf = np.asarray(idf, np.float32) if idf is not None else np.ones(dim, np.float32)
 
     def sparse(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        return hashed(features(text), self.dim)
+        return sparse_features([(text, 1.0)], self.dim)
 
     def dense(self, sparse_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         matrix = np.zeros((len(sparse_rows), self.dim), np.float32)
@@ -118,6 +164,13 @@ class HashingModel(EmbeddingModel):
     def fit(self, tf: np.ndarray) -> "HashingModel":
         df = (tf != 0).sum(axis=0)
         self.idf = (np.log((1 + tf.shape[0]) / (1 + df)) + 1.0).astype(np.float32)
+        return self
+
+    def fit_sparse(self, indptr: np.ndarray, indices: np.ndarray) -> "HashingModel":
+        """fit() from CSR rows without building the dense matrix (indices are unique per row)."""
+        rows = len(indptr) - 1
+        df = np.bincount(indices, minlength=self.dim)
+        self.idf = (np.log((1 + rows) / (1 + df)) + 1.0).astype(np.float32)
         return self
 
     def finish(self, tf: np.ndarray) -> np.ndarray:

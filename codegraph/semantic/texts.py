@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from ..extract import COLUMNS
-from .models import HashingModel, features, hashed
+from .models import HashingModel, sparse_features
 
 _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
 
@@ -59,10 +59,7 @@ def sparse_vectors(tables: dict[str, list[tuple]], dim: int, include_docstrings:
     """Columnar sparse term frequencies: ids, file_ids, indptr, indices, values."""
     ids, file_ids, indptr, all_indices, all_values = [], [], [0], [], []
     for sid, fid, pieces in symbol_texts(tables, include_docstrings):
-        feats: dict[str, float] = {}
-        for text, weight in pieces:
-            features(text, weight, feats)
-        indices, values = hashed(feats, dim)
+        indices, values = sparse_features(pieces, dim)
         ids.append(sid)
         file_ids.append(fid)
         all_indices.append(indices)
