@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -165,6 +166,70 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
             click.echo(f"    {row.get('match', ''):8} {row.get('qualname')}  {row.get('signature') or ''}".rstrip())
     click.echo(f"\n--- context ({report.lint_ms:.0f} ms lint, {report.retrieve_ms:.0f} ms retrieval) ---")
     click.echo(report.context)
+
+
+@main.command()
+@click.option("--task", "task_path", required=True, type=click.Path(dir_okay=False),
+              help="The task file (JSON; see docs/task.md).")
+@click.option("--model", help="Model name on an OpenAI-compatible endpoint ($CODEGRAPH_MODEL). "
+                              "Without a model the offline generator repairs the task's starting_code.")
+@click.option("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 ($CODEGRAPH_BASE_URL).")
+@click.option("--api-key", help="API key ($CODEGRAPH_API_KEY or $OPENAI_API_KEY).")
+@click.option("--replay", type=click.Path(exists=True, dir_okay=False),
+              help="Answer from a recorded file instead of a live model.")
+@click.option("--mode", type=click.Choice(["direct", "naive-rag", "repocoder", "reflexion", "cocogen", "rrr"]),
+              help="Override the task's mode (the papers' baselines).")
+@click.option("--iterations", type=click.IntRange(1, 50), help="Override the task's iteration limit.")
+@db_option
+@click.option("--json", "as_json_", is_flag=True, help="The full trace: one record per iteration.")
+@click.option("--diff", "as_diff", is_flag=True, help="Print a unified diff instead of the code.")
+@click.option("--apply", is_flag=True, help="Write the result into the repository when lint and tests pass.")
+def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_path, as_json_, as_diff, apply):
+    """Generate -> lint -> retrieve -> regenerate until the code lints clean and the tests pass.
+
+    Exit status: 0 when lint and tests pass, 1 when not, 2 for bad usage."""
+    from .refine.loop import refine as run
+    from .refine.models import ModelError, OpenAIChat, ReplayModel
+    from .refine.task import TaskError, load_task
+
+    try:
+        task = load_task(task_path)
+    except TaskError as exc:
+        raise click.UsageError(str(exc)) from None
+    if mode:
+        task.mode = mode
+    if iterations:
+        task.limits.iterations = iterations
+    try:
+        if replay:
+            chat = ReplayModel(replay)
+        elif model or os.environ.get("CODEGRAPH_MODEL"):
+            chat = OpenAIChat(model, base_url, api_key)
+        else:
+            chat = None
+    except ModelError as exc:
+        raise click.UsageError(str(exc)) from None
+    log = (lambda m: click.echo(m, err=True)) if not as_json_ else None
+    try:
+        result = run(task, chat, db_path=db_path, apply=apply, log=log)
+    except ModelError as exc:
+        raise CodegraphError(str(exc)) from None
+    if as_json_:
+        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        for it in result.iterations:
+            status = "lint clean" if it.lint_clean else f"{len(it.diagnostics)} lint error(s): " + ", ".join(
+                sorted({d['symbol'] for d in it.diagnostics}))
+            if it.tests is not None:
+                status += ", tests " + ("pass" if it.tests["passed"] else "fail")
+            click.echo(f"iteration {it.number}: {status}" + (f"; repaired: {'; '.join(it.repairs)}" if it.repairs else ""),
+                       err=True)
+        verdict = "done" if result.success else "not done"
+        click.echo(f"{verdict}: {result.stop_reason} after {len(result.iterations)} iteration(s), "
+                   f"{result.seconds:.1f} s, {result.prompt_tokens + result.completion_tokens} tokens "
+                   f"({result.model}, mode {result.mode})" + ("; applied" if result.applied else ""), err=True)
+        click.echo(result.diff if as_diff else result.code, nl=False)
+    sys.exit(0 if result.success else 1)
 
 
 @main.command()

@@ -113,7 +113,13 @@ def rules_markdown() -> str:
     return render()
 
 
-PAGES = {"schema.md": schema_markdown, "cli.md": cli_markdown, "rules.md": rules_markdown}
+def task_markdown() -> str:
+    from .refine.task import task_markdown as render
+
+    return render()
+
+
+PAGES = {"schema.md": schema_markdown, "cli.md": cli_markdown, "rules.md": rules_markdown, "task.md": task_markdown}
 
 
 def write_all(folder: Path) -> list[Path]:

@@ -1,0 +1,1 @@
+"""A tiny shop: the example repository of `codegraph refine`."""
