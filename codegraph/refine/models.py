@@ -128,7 +128,7 @@ class OpenAIChat(ChatModel):
                 if attempt == self.retries:
                     raise ModelError(f"the endpoint failed {attempt + 1} times, last: {type(exc).__name__}: {exc}") from None
                 time.sleep(self.backoff_s * 2 ** attempt)
-            except openai.APIError as exc:  # malformed answers and other protocol errors
+            except (openai.APIError, ValueError) as exc:  # malformed answers and other protocol errors
                 if attempt == self.retries:
                     raise ModelError(f"the endpoint's answer could not be used: {exc}") from None
                 time.sleep(self.backoff_s * 2 ** attempt)

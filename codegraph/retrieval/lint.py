@@ -104,6 +104,12 @@ def keep_lines(diagnostics: Iterable[Diagnostic], first: int | None, last: int |
     return out
 
 
+# astroid's module cache is process-wide, so what we know about it is too: the files behind the
+# modules it holds (with their mtimes) and the project root of the last lint.
+_SEEN: dict[str, tuple[str, int]] = {}
+_ASTROID_STATE: dict[str, str | None] = {"root": None}
+
+
 class Linter:
     """Lint files with pylint's error checkers; in process by default, subprocess on request."""
 
@@ -113,7 +119,6 @@ class Linter:
         self._run = None
         self._lock = threading.Lock()
         self._rcfile = None
-        self._seen: dict[str, tuple[str, int]] = {}
 
     def _empty_rcfile(self) -> str:
         # The project's own pylintrc may disable what we need or load plugins we lack.
@@ -139,15 +144,26 @@ class Linter:
 
         cache = astroid.MANAGER.astroid_cache
         stale = {candidate_module(path), *changed_modules}
-        for name, (file, mtime) in list(self._seen.items()):  # modules edited on disk since
+        root = str(_package_root(path))
+        if _ASTROID_STATE["root"] != root:
+            # Another project: its modules may share our names, and astroid also caches where
+            # modules were found. Start from a clean manager (rare: once per project).
+            if _ASTROID_STATE["root"] is not None:
+                astroid.MANAGER.clear_cache()
+            _SEEN.clear()
+            _ASTROID_STATE["root"] = root
+        for name, (file, mtime) in list(_SEEN.items()):  # modules edited on disk since
             try:
                 if os.stat(file).st_mtime_ns != mtime:
                     stale.add(name)
             except OSError:
                 stale.add(name)
+        specs = astroid.MANAGER._mod_file_cache
         for name in stale:
             cache.pop(name, None)
-            self._seen.pop(name, None)
+            _SEEN.pop(name, None)
+            for key in [k for k in specs if k[0] == name or k[0].startswith(name + ".")]:
+                specs.pop(key, None)
         reporter = CollectingReporter()
         if self._run is None:
             args = [*PYLINT_FLAGS, f"--rcfile={self._empty_rcfile()}", str(path)]
@@ -165,10 +181,10 @@ class Linter:
     def _remember(self, cache: dict) -> None:
         for name, module in cache.items():
             file = getattr(module, "file", None)
-            if name in self._seen or not file or not file.endswith(".py") or "site-packages" in file:
+            if name in _SEEN or not file or not file.endswith(".py") or "site-packages" in file:
                 continue
             try:
-                self._seen[name] = (file, os.stat(file).st_mtime_ns)
+                _SEEN[name] = (file, os.stat(file).st_mtime_ns)
             except OSError:
                 pass
 
