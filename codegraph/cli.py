@@ -263,34 +263,27 @@ def _tool_con(db_path, start=None):
     return con
 
 
-@tool.command("class-info")
-@click.argument("name")
-@db_option
-def class_info(name, db_path):
-    """Members (inherited too), bases and constructor of a class."""
-    from .retrieval import tools
+def _lookup_tool(command: str, argument: str, function: str, help_text: str, with_k: bool = False) -> None:
+    """A `codegraph tool` subcommand that runs one RRR tool on one argument."""
 
-    _tool_output(tools.get_class_info(_tool_con(db_path), name))
+    def run(db_path, k=None, **kwargs):
+        from .retrieval import tools
 
+        extra = (k,) if with_k else ()
+        _tool_output(getattr(tools, function)(_tool_con(db_path), kwargs[argument], *extra))
 
-@tool.command("signature")
-@click.argument("name")
-@db_option
-def signature(name, db_path):
-    """Signature and parameters, by qualified or simple name."""
-    from .retrieval import tools
-
-    _tool_output(tools.get_signature(_tool_con(db_path), name))
+    run = db_option(run)
+    if with_k:
+        run = click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)(run)
+    tool.command(command, help=help_text)(click.argument(argument)(run))
 
 
-@tool.command("body")
-@click.argument("qualname")
-@db_option
-def body(qualname, db_path):
-    """The source of a function or method."""
-    from .retrieval import tools
-
-    _tool_output(tools.get_method_body(_tool_con(db_path), qualname))
+for _spec in (("class-info", "name", "get_class_info", "Members (inherited too), bases and constructor of a class."),
+              ("signature", "name", "get_signature", "Signature and parameters, by qualified or simple name."),
+              ("body", "qualname", "get_method_body", "The source of a function or method."),
+              ("relevant", "query", "get_relevant_code", "Definitions that match a description.", True),
+              ("related", "qualname", "get_related_snippets", "Callers and callees of a definition.", True)):
+    _lookup_tool(*_spec)
 
 
 @tool.command("imports")
@@ -302,28 +295,6 @@ def imports(file, db_path):
 
     con = _tool_con(db_path, start=Path(file).resolve().parent)
     _tool_output(tools.get_imports(con, tools.undefined_names(file)))
-
-
-@tool.command("relevant")
-@click.argument("query")
-@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
-@db_option
-def relevant(query, k, db_path):
-    """Definitions that match a description."""
-    from .retrieval import tools
-
-    _tool_output(tools.get_relevant_code(_tool_con(db_path), query, k))
-
-
-@tool.command("related")
-@click.argument("qualname")
-@click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)
-@db_option
-def related(qualname, k, db_path):
-    """Callers and callees of a definition."""
-    from .retrieval import tools
-
-    _tool_output(tools.get_related_snippets(_tool_con(db_path), qualname, k))
 
 
 if __name__ == "__main__":

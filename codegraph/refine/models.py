@@ -10,6 +10,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from ..registry import Registry
+
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
 
@@ -34,22 +36,12 @@ class ChatModel(ABC):
         ...
 
 
-MODELS: dict[str, Callable[..., ChatModel]] = {}
-
-
-def register(name: str):
-    def wrap(factory):
-        MODELS[name] = factory
-        return factory
-    return wrap
+MODELS: Registry[ChatModel] = Registry("chat model")
+register = MODELS.register
 
 
 def get_model(name: str, **options) -> ChatModel:
-    try:
-        factory = MODELS[name]
-    except KeyError:
-        raise ValueError(f"unknown model {name!r}: choose one of {', '.join(sorted(MODELS))}") from None
-    return factory(**options)
+    return MODELS.create(name, **options)
 
 
 @register("scripted")

@@ -17,11 +17,12 @@ import time
 import zlib
 from abc import ABC, abstractmethod
 from collections import Counter
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import CodegraphError
+from ..registry import Registry
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -44,21 +45,12 @@ class EmbeddingModel(ABC):
         """(len(texts), dim) float32, rows L2-normalised."""
 
 
-MODELS: dict[str, Callable[..., EmbeddingModel]] = {}
-
-
-def register(name: str):
-    def wrap(factory):
-        MODELS[name] = factory
-        return factory
-    return wrap
+MODELS: Registry[EmbeddingModel] = Registry("embedding model", EmbeddingError)
+register = MODELS.register
 
 
 def get_model(name: str = "hash", **options) -> EmbeddingModel:
-    try:
-        return MODELS[name](**options)
-    except KeyError:
-        raise EmbeddingError(f"unknown embedding model {name!r}: choose one of {', '.join(sorted(MODELS))}") from None
+    return MODELS.create(name, **options)
 
 
 @functools.lru_cache(maxsize=200_000)
