@@ -100,7 +100,9 @@ class RefineResult:
 
 def _run_tests(root: Path, tests: list[str], timeout_s: float) -> TestRun:
     started = time.perf_counter()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    roots = [str(root / "src")] if (root / "src").is_dir() else []  # src layouts import from src/
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": os.pathsep.join([*roots, str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *tests]
     try:
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout_s, env=env)
