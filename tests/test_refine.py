@@ -181,3 +181,12 @@ def test_cli_refine_exit_codes_and_json(example):
     assert stuck.exit_code == 1
     bad = runner.invoke(main, ["refine", "--task", str(example / "missing.json")])
     assert bad.exit_code == 2 and "no task file" in bad.output
+
+
+def test_rrr_mode_adds_class_info_for_classes_the_description_names(example):
+    model = ScriptedModel([f"```python\n{GOOD}```"])
+    result = refine(_task(example, starting_code=None, mode="rrr",
+                          description="Summarize a Cart in one line: item count and discounted total."), model)
+    assert result.success
+    prompt = model.calls[0][-1]["content"]
+    assert "class shop.models.Cart" in prompt and "count(self) -> int" in prompt

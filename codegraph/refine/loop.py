@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,8 @@ MODE_SWITCHES = {
     "repocoder": dict(initial_context=True, lint_feedback=False, structural=False, by_generation=True, tests=False, iterate=True),
     "reflexion": dict(initial_context=False, lint_feedback=True, structural=False, by_generation=False, tests=True, iterate=True),
     "cocogen": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True),
-    "rrr": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True),
+    "rrr": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True,
+                class_tools=True),
 }
 
 SYSTEM = ("You write Python code inside an existing repository. Answer with one ```python block that "
@@ -171,6 +173,20 @@ class Refiner:
             used += estimate_tokens(text)
         return "\n".join(out)
 
+    def _class_info(self, text: str, limit: int = 3) -> str:
+        """RRR's get_class_info for the project classes a text names: constructor and members."""
+        from ..retrieval.tools import get_class_info
+
+        blocks = []
+        for word in dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9_]+\b", text)):
+            for info in get_class_info(self.retriever.con, word)[:1]:
+                members = [f"{m['name']}{m['signature'] or ''}" for m in info["members"] if not m["name"].startswith("_")]
+                blocks.append(f"class {info['qualname']}({', '.join(info['bases'] or [])}): "
+                              f"constructor {info['constructor']}; members: {', '.join(members[:20])}")
+            if len(blocks) >= limit:
+                break
+        return "\n".join(blocks)
+
     # -- generation -----------------------------------------------------------------------
     def _generate(self, context: str, previous: str | None, feedback: str | None, it: Iteration) -> str | None:
         user = [f"Repository file: {self.task.target_file}", f"Write `{self.task.symbol}`: {self.task.description}"]
@@ -205,6 +221,8 @@ class Refiner:
         context = ""
         if self.switches["initial_context"]:
             context = self._cards(self._search(self.task.description))
+        if self.switches.get("class_tools"):
+            context = "\n".join(filter(None, [self._class_info(self.task.description), context]))
         code = self.task.starting_code
         stop, tests_passed = "iterations", None
         offline = isinstance(self.model, OfflineRepairer)
