@@ -1,0 +1,276 @@
+"""RepoClassBench-Python on the public upstream repositories, from a local checkout.
+
+    python benchmarks/repoclassbench.py sanity --repo psf/requests --git-dir /path/to/requests.git \
+        [--setup EXTRA.json] [--out benchmarks/results/repoclassbench_requests.json]
+
+The data file (../shared/data/repoclassbench/python_data.json, MIT) names for each task a class to
+write, descriptions, the pytest ids expected to pass and the ground-truth class. Its snapshots
+are private copies whose identifiers were case-flipped (`Session` -> `SESsiON`); this harness
+uses the public repository instead, at the upstream fix commit of the task's SWE-bench instance
+(the "Merge pull request #N" commit after the base commit; else the base commit), and maps
+flipped names back by matching them case-insensitively against the upstream code. It installs
+the checkout by its own declared means (`pip install -e .`, plus requirements-dev.txt or a
+`test`/`tests`/`dev` extra when present) in a private virtualenv; extra per-repository steps come
+from a JSON file the user supplies ({"owner/name": ["pip requirement", ...]}).
+
+`sanity` shows, per task, that the upstream class passes the expected tests and that replacing
+it with a placeholder makes them fail: the harness measures what it claims to measure. The
+upstream code is read and run from the checkout and never committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "repoclassbench" / "python_data.json"
+
+
+@dataclass
+class BenchTask:
+    task_id: str
+    repo: str
+    instance_id: str
+    base_commit: str
+    class_name: str  # as flipped in the data
+    file: str  # path inside the repository
+    tests: list[str]
+    ground_truth: str
+    sketchy: str
+    detailed: str
+
+
+def load_tasks(path: Path = DATA) -> list[BenchTask]:
+    out = []
+    for t in json.loads(path.read_text()):
+        md = t["repo_metadata"]
+        setup = md.get("setup_details") or {}
+        instance = setup.get("instance_id") or md.get("issue_id") or t["task_id"].rsplit("_", 1)[0]
+        repo = setup.get("repo") or "litestar-org/litestar"  # the only task set without SWE-bench details
+        base = setup.get("base_commit") or md.get("commit_id")
+        file = t["file"]
+        if "/repos/" in file:  # litestar's paths are absolute paths of the authors' machine
+            file = file.split("/repos/", 1)[1].split("/", 1)[1]
+        elif "/" in file:
+            file = file.split("/", 1)[1]
+        out.append(BenchTask(t["task_id"], repo, instance, base, t["class_name"], file,
+                             t["evaluation_metadata"]["test_directives"], t["ground_truth_class_body"],
+                             t["sketchy_description"], t["detailed_description"]))
+    return out
+
+
+def git(git_dir: Path, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True).stdout
+
+
+def fix_commit(git_dir: Path, task: BenchTask) -> str:
+    """The merge of the instance's pull request after its base commit, else the base commit."""
+    if not re.search(r"-\d+$", task.instance_id) or task.instance_id.endswith("-0001"):
+        return task.base_commit  # not a SWE-bench instance: the commit is upstream already
+    number = task.instance_id.rsplit("-", 1)[-1]
+    log = git(git_dir, "log", "--format=%H %s", "--ancestry-path", f"{task.base_commit}..HEAD")
+    for line in reversed(log.splitlines()):
+        sha, _, subject = line.partition(" ")
+        if re.search(rf"Merge pull request #{number}\b|\(#{number}\)$", subject):
+            return sha
+    return task.base_commit
+
+
+def checkout(git_dir: Path, commit: str, dest: Path) -> None:
+    data = subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit], capture_output=True, check=True).stdout
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+_CLASS = re.compile(r"^class\s+(\w+)", re.M)
+
+
+def class_span(source: str, name: str) -> tuple[int, int, str] | None:
+    """(start line, end line, real name) of a top-level class whose name matches case-insensitively."""
+    lines = source.split("\n")
+    for i, line in enumerate(lines):
+        m = re.match(r"class\s+(\w+)\b", line)
+        if m and m.group(1).lower() == name.lower():
+            start = i
+            while start > 0 and lines[start - 1].startswith("@"):
+                start -= 1
+            end = i + 1
+            while end < len(lines) and (not lines[end].strip() or lines[end].startswith((" ", "\t", ")"))):
+                end += 1
+            while end > i + 1 and not lines[end - 1].strip():
+                end -= 1
+            return start, end, m.group(1)
+    return None
+
+
+def real_test_ids(root: Path, tests: list[str]) -> list[str]:
+    """Map case-flipped test ids back: each part matched case-insensitively against the test file."""
+    out = []
+    for test in tests:
+        test = re.sub(r"@\w+$", "", test)  # litestar's `@redis`-style suffixes cannot be selected
+        path, *parts = test.split("::")
+        file = root / path
+        if not file.is_file():
+            continue
+        names = {w.lower(): w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", file.read_text(errors="replace"))}
+        mapped = []
+        for part in parts:
+            base, bracket, rest = part.partition("[")
+            mapped.append(names.get(base.lower(), base) + bracket + rest)
+        out.append("::".join([path, *mapped]))
+    return out
+
+
+class Environment:
+    """A virtualenv with the checkout installed by its own declared means."""
+
+    def __init__(self, root: Path, extra: list[str]) -> None:
+        self.root = root
+        self.venv = root.parent / (root.name + "-venv")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
+        pip = [str(self.venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+        self.lock_failures = self._install_lock(pip, root)
+        subprocess.run([*pip, "-e", str(root), *(["--no-deps"] if (root / "pdm.lock").is_file() else [])],
+                       check=True, capture_output=True)
+        for name in ("requirements-dev.txt", "requirements/tests.txt", "requirements-test.txt"):
+            if (root / name).is_file():
+                subprocess.run([*pip, "-r", str(root / name)], check=False, capture_output=True)
+        subprocess.run([*pip, "pytest", *extra], check=True, capture_output=True)
+        self.install_seconds = time.perf_counter() - started
+
+    @staticmethod
+    def _install_lock(pip: list[str], root: Path) -> list[str]:
+        """A PDM lock file pins the dependencies as of the commit: install exactly those."""
+        lock = root / "pdm.lock"
+        if not lock.is_file():
+            return []
+        import tomllib
+
+        packages = tomllib.loads(lock.read_text()).get("package", [])
+        pins = [f"{p['name']}=={p['version']}" + (f"; {p['marker']}" if p.get("marker") else "") for p in packages]
+        req = root.parent / (root.name + "-lock.txt")
+        req.write_text("\n".join(pins) + "\n")
+        if subprocess.run([*pip, "--no-deps", "-r", str(req)], capture_output=True).returncode == 0:
+            return []
+        failed = []
+        for pin in pins:  # one bad pin must not cost all the others
+            if subprocess.run([*pip, "--no-deps", pin], capture_output=True).returncode != 0:
+                failed.append(pin)
+        return failed
+
+    def disk_mb(self) -> float:
+        return sum(p.stat().st_size for p in self.venv.rglob("*") if p.is_file()) / 1e6
+
+    def run_tests(self, tests: list[str], timeout: float = 900) -> dict:
+        report = self.root / ".bench-junit.xml"
+        cmd = [str(self.venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               f"--junitxml={report}", *tests]
+        started = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, timeout=timeout)
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        except subprocess.TimeoutExpired:
+            return {"passed": 0, "failed": len(tests), "error": "timeout"}
+        passed = failed = 0
+        if report.exists():
+            for case in ET.parse(report).getroot().iter("testcase"):
+                if any(child.tag in ("failure", "error") for child in case):
+                    failed += 1
+                elif not any(child.tag == "skipped" for child in case):
+                    passed += 1
+            report.unlink()
+        return {"passed": passed, "failed": failed, "expected": len(tests),
+                "test_rate": round(passed / len(tests), 3) if tests else None,
+                "seconds": round(time.perf_counter() - started, 1), "tail": tail}
+
+
+def placeholder(name: str) -> str:
+    return f"class {name}:\n    pass\n"
+
+
+def with_class(source: str, span: tuple[int, int, str], body: str) -> str:
+    lines = source.split("\n")
+    return "\n".join(lines[: span[0]] + body.rstrip("\n").split("\n") + lines[span[1]:])
+
+
+def sanity(args) -> None:
+    tasks = [t for t in load_tasks() if t.repo == args.repo]
+    if not tasks:
+        raise SystemExit(f"no tasks for {args.repo}")
+    extra = json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []
+    scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-"))
+    results, envs = [], {}
+    try:
+        for task in tasks:
+            commit = fix_commit(args.git_dir, task)
+            root = scratch / commit[:12]
+            if commit not in envs:
+                checkout(args.git_dir, commit, root)
+                envs[commit] = Environment(root, extra)
+            env = envs[commit]
+            target = root / task.file
+            original = target.read_text()
+            span = class_span(original, task.class_name)
+            record = {"task_id": task.task_id, "commit": commit, "class": span[2] if span else None,
+                      "install_seconds": round(env.install_seconds, 1), "venv_mb": round(env.disk_mb()),
+                      "lock_pins_failed": env.lock_failures}
+            if span is None:
+                record["error"] = f"class {task.class_name} not found in {task.file}"
+                results.append(record)
+                continue
+            tests = real_test_ids(root, task.tests)
+            record["tests_mapped"] = f"{len(tests)}/{len(task.tests)}"
+            record["ground_truth"] = env.run_tests(tests)
+            try:
+                target.write_text(with_class(original, span, placeholder(span[2])))
+                record["removed"] = env.run_tests(tests)
+            finally:
+                target.write_text(original)
+            gt, rm = record["ground_truth"], record["removed"]
+            record["sane"] = gt["passed"] == len(tests) and rm["passed"] < gt["passed"]
+            results.append(record)
+            print(f"{task.task_id}: ground truth {gt['passed']}/{len(tests)}, removed {rm['passed']}/{len(tests)}",
+                  flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"{sum(r.get('sane', False) for r in results)}/{len(results)} tasks sane; wrote {args.out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sanity", help="ground truth passes, removal fails, per task")
+    s.add_argument("--repo", required=True, help="owner/name as in the data, e.g. psf/requests")
+    s.add_argument("--git-dir", type=Path, required=True, help="a local clone's .git (or bare) directory")
+    s.add_argument("--setup", type=Path)
+    s.add_argument("--out", type=Path)
+    sub.add_parser("stats", help="tasks per repository")
+    args = parser.parse_args()
+    if args.command == "stats":
+        tasks = load_tasks()
+        counts: dict[str, int] = {}
+        for t in tasks:
+            counts[t.repo] = counts.get(t.repo, 0) + 1
+        print(json.dumps({"tasks": len(tasks), "tests": sum(len(t.tests) for t in tasks), "by_repo": counts}, indent=1))
+        return
+    args.out = args.out or Path(__file__).parent / "results" / f"repoclassbench_{args.repo.replace('/', '_')}.json"
+    sanity(args)
+
+
+if __name__ == "__main__":
+    main()
