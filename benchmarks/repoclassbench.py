@@ -251,6 +251,73 @@ def sanity(args) -> None:
     print(f"{sum(r.get('sane', False) for r in results)}/{len(results)} tasks sane; wrote {args.out}")
 
 
+def _hallucinate(source: str, class_name: str) -> tuple[str, str] | None:
+    """The class with one `self.method(` call misspelt (a near-miss member): (code, what changed)."""
+    methods = set(re.findall(r"^    (?:async\s+)?def\s+(\w+)", source, re.M))
+    for m in re.finditer(r"self\.(\w+)\(", source):
+        name = m.group(1)
+        if name in methods and len(name) > 4 and not name.startswith("__"):
+            bad = name[:2] + name[3] + name[2] + name[4:] if name[2] != name[3] else name[:2] + name[3:]
+            if bad not in methods:
+                return source[: m.start(1)] + bad + source[m.end(1):], f"self.{name} -> self.{bad}"
+    return None
+
+
+def run_refine(args) -> None:
+    """Prove the pipeline on real tasks: replay the ground truth, and repair a damaged ground truth offline."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from codegraph.indexer import index_repository
+    from codegraph.refine.loop import refine
+    from codegraph.refine.models import ReplayModel
+    from codegraph.refine.task import Limits, Task
+
+    tasks = [t for t in load_tasks() if t.repo == args.repo][: args.tasks]
+    extra = json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []
+    scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-run-"))
+    results, envs = [], {}
+    try:
+        for task in tasks:
+            commit = fix_commit(args.git_dir, task)
+            root = scratch / commit[:12]
+            if commit not in envs:
+                checkout(args.git_dir, commit, root)
+                envs[commit] = (Environment(root, extra), index_repository(root, scratch / f"{commit[:12]}.duckdb").db_path)
+            env, db_path = envs[commit]
+            source = (root / task.file).read_text()
+            span = class_span(source, task.class_name)
+            tests = real_test_ids(root, task.tests)
+            if span is None or not tests:
+                continue
+            truth = "\n".join(source.split("\n")[span[0]:span[1]]) + "\n"
+            python = str(env.venv / "bin" / "python")
+            limits = Limits(iterations=3, seconds=900, test_seconds=900)
+            record = {"task_id": task.task_id, "class": span[2], "tests": len(tests)}
+            recording = scratch / "replay.json"
+            recording.write_text(json.dumps({"completions": [f"```python\n{truth}```"]}))
+            replay = refine(Task(root, task.file, span[2], task.detailed, tests, None, "cocogen", limits, None, python),
+                            ReplayModel(str(recording)), db_path=db_path)
+            record["replay"] = {"success": replay.success, "lint_clean": replay.lint_clean,
+                                "tests_passed": replay.tests_passed, "iterations": len(replay.iterations),
+                                "seconds": round(replay.seconds, 1), "stop": replay.stop_reason}
+            damaged = _hallucinate(truth, span[2])
+            if damaged:
+                offline = refine(Task(root, task.file, span[2], task.detailed, tests, damaged[0], "cocogen", limits,
+                                      None, python), None, db_path=db_path)
+                record["offline"] = {"injected": damaged[1], "success": offline.success,
+                                     "lint_clean": offline.lint_clean, "tests_passed": offline.tests_passed,
+                                     "iterations": len(offline.iterations), "seconds": round(offline.seconds, 1),
+                                     "repairs": [r for it in offline.iterations for r in it.repairs],
+                                     "stop": offline.stop_reason}
+            results.append(record)
+            print(json.dumps(record), flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    out = args.out or Path(__file__).parent / "results" / f"repoclassbench_refine_{args.repo.replace('/', '_')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -260,7 +327,16 @@ def main() -> None:
     s.add_argument("--setup", type=Path)
     s.add_argument("--out", type=Path)
     sub.add_parser("stats", help="tasks per repository")
+    r = sub.add_parser("refine", help="replay the ground truth, and repair it offline after damaging it")
+    r.add_argument("--repo", required=True)
+    r.add_argument("--git-dir", type=Path, required=True)
+    r.add_argument("--setup", type=Path)
+    r.add_argument("--tasks", type=int, default=3)
+    r.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.command == "refine":
+        run_refine(args)
+        return
     if args.command == "stats":
         tasks = load_tasks()
         counts: dict[str, int] = {}

@@ -100,12 +100,12 @@ class RefineResult:
         return data
 
 
-def _run_tests(root: Path, tests: list[str], timeout_s: float) -> TestRun:
+def _run_tests(root: Path, tests: list[str], timeout_s: float, python: str | None = None) -> TestRun:
     started = time.perf_counter()
     roots = [str(root / "src")] if (root / "src").is_dir() else []  # src layouts import from src/
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([*roots, str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *tests]
+    cmd = [python or sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *tests]
     try:
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
@@ -267,7 +267,7 @@ class Refiner:
                     if not self.task.tests:
                         stop = "lint clean (no tests given)"
                         break
-                    run = _run_tests(self.root, self.task.tests, limits.test_seconds)
+                    run = _run_tests(self.root, self.task.tests, limits.test_seconds, self.task.python)
                     it.timings["tests"] = run.seconds
                     it.tests = asdict(run)
                     tests_passed = run.passed

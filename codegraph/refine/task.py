@@ -28,6 +28,9 @@ TASK_SCHEMA = {
         "starting_code": {"type": ["string", "null"], "default": None,
                           "description": "A first candidate (e.g. a model's earlier answer); the loop starts "
                                          "by checking it instead of generating one."},
+        "python": {"type": ["string", "null"], "default": None,
+                   "description": "The interpreter that runs the tests (a project's own virtualenv); "
+                                  "default: the one running codegraph."},
         "mode": {"enum": list(MODES), "default": "cocogen",
                  "description": "Which paper's loop to run (see docs/refine.md)."},
         "limits": {
@@ -67,6 +70,7 @@ class Task:
     mode: str = "cocogen"
     limits: Limits = field(default_factory=Limits)
     source: Path | None = None
+    python: str | None = None
 
     @property
     def target_path(self) -> Path:
@@ -120,8 +124,11 @@ def task_from_dict(data: dict, base: Path = Path("."), source: Path | None = Non
         raise TaskError(f"{where}: target_file {data['target_file']} is not a file in {repo}")
     if not all(part.isidentifier() for part in data["symbol"].split(".")):
         raise TaskError(f"{where}: symbol {data['symbol']!r} must be `name` or `Class.name`")
+    python = data.get("python")
+    if python is not None and not Path(python).is_file():
+        raise TaskError(f"{where}: python {python} is not an interpreter on this machine")
     return Task(repo, data["target_file"], data["symbol"], data["description"], tests,
-                data.get("starting_code"), mode, limits, source)
+                data.get("starting_code"), mode, limits, source, python)
 
 
 def task_markdown() -> str:
