@@ -206,46 +206,58 @@ def with_class(source: str, span: tuple[int, int, str], body: str) -> str:
     return "\n".join(lines[: span[0]] + body.rstrip("\n").split("\n") + lines[span[1]:])
 
 
-def sanity(args) -> None:
-    tasks = [t for t in load_tasks() if t.repo == args.repo]
+def each_task(args, limit: int | None = None, with_index: bool = False):
+    """(task, commit, checkout root, environment, graph database) for the repository's tasks; one
+    checkout, virtualenv and index per commit, all in a scratch folder removed at the end."""
+    tasks = [t for t in load_tasks() if t.repo == args.repo][:limit]
     if not tasks:
         raise SystemExit(f"no tasks for {args.repo}")
     extra = json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []
     scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-"))
-    results, envs = [], {}
+    prepared: dict[str, tuple] = {}
     try:
         for task in tasks:
             commit = fix_commit(args.git_dir, task)
             root = scratch / commit[:12]
-            if commit not in envs:
+            if commit not in prepared:
                 checkout(args.git_dir, commit, root)
-                envs[commit] = Environment(root, extra)
-            env = envs[commit]
-            target = root / task.file
-            original = target.read_text()
-            span = class_span(original, task.class_name)
-            record = {"task_id": task.task_id, "commit": commit, "class": span[2] if span else None,
-                      "install_seconds": round(env.install_seconds, 1), "venv_mb": round(env.disk_mb()),
-                      "lock_pins_failed": env.lock_failures}
-            if span is None:
-                record["error"] = f"class {task.class_name} not found in {task.file}"
-                results.append(record)
-                continue
-            tests = real_test_ids(root, task.tests)
-            record["tests_mapped"] = f"{len(tests)}/{len(task.tests)}"
-            record["ground_truth"] = env.run_tests(tests)
-            try:
-                target.write_text(with_class(original, span, placeholder(span[2])))
-                record["removed"] = env.run_tests(tests)
-            finally:
-                target.write_text(original)
-            gt, rm = record["ground_truth"], record["removed"]
-            record["sane"] = gt["passed"] == len(tests) and rm["passed"] < gt["passed"]
-            results.append(record)
-            print(f"{task.task_id}: ground truth {gt['passed']}/{len(tests)}, removed {rm['passed']}/{len(tests)}",
-                  flush=True)
+                db_path = None
+                if with_index:
+                    from codegraph.indexer import index_repository
+
+                    db_path = index_repository(root, scratch / f"{commit[:12]}.duckdb").db_path
+                prepared[commit] = (Environment(root, extra), db_path)
+            yield (task, commit, root, *prepared[commit])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def sanity(args) -> None:
+    results = []
+    for task, commit, root, env, _ in each_task(args):
+        target = root / task.file
+        original = target.read_text()
+        span = class_span(original, task.class_name)
+        record = {"task_id": task.task_id, "commit": commit, "class": span[2] if span else None,
+                  "install_seconds": round(env.install_seconds, 1), "venv_mb": round(env.disk_mb()),
+                  "lock_pins_failed": env.lock_failures}
+        if span is None:
+            record["error"] = f"class {task.class_name} not found in {task.file}"
+            results.append(record)
+            continue
+        tests = real_test_ids(root, task.tests)
+        record["tests_mapped"] = f"{len(tests)}/{len(task.tests)}"
+        record["ground_truth"] = env.run_tests(tests)
+        try:
+            target.write_text(with_class(original, span, placeholder(span[2])))
+            record["removed"] = env.run_tests(tests)
+        finally:
+            target.write_text(original)
+        gt, rm = record["ground_truth"], record["removed"]
+        record["sane"] = gt["passed"] == len(tests) and rm["passed"] < gt["passed"]
+        results.append(record)
+        print(f"{task.task_id}: ground truth {gt['passed']}/{len(tests)}, removed {rm['passed']}/{len(tests)}",
+              flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"{sum(r.get('sane', False) for r in results)}/{len(results)} tasks sane; wrote {args.out}")
@@ -265,53 +277,40 @@ def _hallucinate(source: str, class_name: str) -> tuple[str, str] | None:
 
 def run_refine(args) -> None:
     """Prove the pipeline on real tasks: replay the ground truth, and repair a damaged ground truth offline."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from codegraph.indexer import index_repository
     from codegraph.refine.loop import refine
     from codegraph.refine.models import ReplayModel
     from codegraph.refine.task import Limits, Task
 
-    tasks = [t for t in load_tasks() if t.repo == args.repo][: args.tasks]
-    extra = json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []
-    scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-run-"))
-    results, envs = [], {}
-    try:
-        for task in tasks:
-            commit = fix_commit(args.git_dir, task)
-            root = scratch / commit[:12]
-            if commit not in envs:
-                checkout(args.git_dir, commit, root)
-                envs[commit] = (Environment(root, extra), index_repository(root, scratch / f"{commit[:12]}.duckdb").db_path)
-            env, db_path = envs[commit]
-            source = (root / task.file).read_text()
-            span = class_span(source, task.class_name)
-            tests = real_test_ids(root, task.tests)
-            if span is None or not tests:
-                continue
-            truth = "\n".join(source.split("\n")[span[0]:span[1]]) + "\n"
-            python = str(env.venv / "bin" / "python")
-            limits = Limits(iterations=3, seconds=900, test_seconds=900)
-            record = {"task_id": task.task_id, "class": span[2], "tests": len(tests)}
-            recording = scratch / "replay.json"
-            recording.write_text(json.dumps({"completions": [f"```python\n{truth}```"]}))
-            replay = refine(Task(root, task.file, span[2], task.detailed, tests, None, "cocogen", limits, None, python),
-                            ReplayModel(str(recording)), db_path=db_path)
-            record["replay"] = {"success": replay.success, "lint_clean": replay.lint_clean,
-                                "tests_passed": replay.tests_passed, "iterations": len(replay.iterations),
-                                "seconds": round(replay.seconds, 1), "stop": replay.stop_reason}
-            damaged = _hallucinate(truth, span[2])
-            if damaged:
-                offline = refine(Task(root, task.file, span[2], task.detailed, tests, damaged[0], "cocogen", limits,
-                                      None, python), None, db_path=db_path)
-                record["offline"] = {"injected": damaged[1], "success": offline.success,
-                                     "lint_clean": offline.lint_clean, "tests_passed": offline.tests_passed,
-                                     "iterations": len(offline.iterations), "seconds": round(offline.seconds, 1),
-                                     "repairs": [r for it in offline.iterations for r in it.repairs],
-                                     "stop": offline.stop_reason}
-            results.append(record)
-            print(json.dumps(record), flush=True)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    results = []
+    for task, commit, root, env, db_path in each_task(args, args.tasks, with_index=True):
+        scratch = root.parent
+        source = (root / task.file).read_text()
+        span = class_span(source, task.class_name)
+        tests = real_test_ids(root, task.tests)
+        if span is None or not tests:
+            continue
+        truth = "\n".join(source.split("\n")[span[0]:span[1]]) + "\n"
+        python = str(env.venv / "bin" / "python")
+        limits = Limits(iterations=3, seconds=900, test_seconds=900)
+        record = {"task_id": task.task_id, "class": span[2], "tests": len(tests)}
+        recording = scratch / "replay.json"
+        recording.write_text(json.dumps({"completions": [f"```python\n{truth}```"]}))
+        replay = refine(Task(root, task.file, span[2], task.detailed, tests, None, "cocogen", limits, None, python),
+                        ReplayModel(str(recording)), db_path=db_path)
+        record["replay"] = {"success": replay.success, "lint_clean": replay.lint_clean,
+                            "tests_passed": replay.tests_passed, "iterations": len(replay.iterations),
+                            "seconds": round(replay.seconds, 1), "stop": replay.stop_reason}
+        damaged = _hallucinate(truth, span[2])
+        if damaged:
+            offline = refine(Task(root, task.file, span[2], task.detailed, tests, damaged[0], "cocogen", limits,
+                                  None, python), None, db_path=db_path)
+            record["offline"] = {"injected": damaged[1], "success": offline.success,
+                                 "lint_clean": offline.lint_clean, "tests_passed": offline.tests_passed,
+                                 "iterations": len(offline.iterations), "seconds": round(offline.seconds, 1),
+                                 "repairs": [r for it in offline.iterations for r in it.repairs],
+                                 "stop": offline.stop_reason}
+        results.append(record)
+        print(json.dumps(record), flush=True)
     out = args.out or Path(__file__).parent / "results" / f"repoclassbench_refine_{args.repo.replace('/', '_')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
