@@ -45,6 +45,7 @@ PROJECTS = {
     "more-itertools": "more-itertools==10.3.0",
     "tabulate": "tabulate==0.9.0",
     "toolz": "toolz==0.12.1",
+    "itsdangerous": "itsdangerous==2.2.0",
     "marshmallow": "marshmallow==3.21.3",
 }
 TEST_DIR = re.compile(r"(^|/)(tests?)(/|$)|(^|/)test_[^/]*\.py$")
@@ -115,6 +116,10 @@ def main() -> None:
             for case in cases:
                 leaf = case.function.rpartition(".")[2]
                 covering = sorted(p for p, text in tests.items() if re.search(rf"\b{re.escape(leaf)}\b", text))[:3]
+                if not covering:  # a private helper: the tests of the module that holds it
+                    module_leaf = case.module.rpartition(".")[2] or case.module
+                    covering = sorted(p for p, text in tests.items()
+                                      if re.search(rf"\b(import|from)\s+[\w.]*\b{re.escape(module_leaf)}\b", text))[:8]
                 if not covering:
                     continue
                 target = root / case.path

@@ -86,6 +86,8 @@ def index_summary(report, max_skips: int = 10) -> str:
                                   ("modules", "classes", "members", "globals", "parameters")))
     lines.append("  " + "  ".join(f"{t} {c.get(t, 0):,}" for t in
                                   ("imports", "calls", "inheritance", "nested_functions")))
+    if "embeddings" in c:
+        lines.append(f"  embeddings {c['embeddings']:,} (codegraph search; embed() in codegraph sql)")
     if report.partial:
         lines.append(f"  {len(report.partial)} file(s) have syntax errors; tree-sitter recovered what it could:")
         for path, errors in report.partial[:max_skips]:
