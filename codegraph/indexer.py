@@ -484,18 +484,40 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT unnest($m::VARCHAR[]) AS module",
                     {"m": changed_modules})
         # When the changed files still define and import the same names, no other file can
-        # resolve differently; otherwise re-resolve the files that point into changed modules.
+        # resolve differently. When only definitions changed, re-resolve the files that pointed at
+        # a removed one or hold an unresolved name an added one may now answer. Otherwise (their
+        # imports or bases changed) re-resolve every file that points into a changed module.
         old_interface = _interface_from_db(con)
         new_interface = _interface_from_tables(fresh)
-        affected = [] if old_interface == new_interface else [r[0] for r in con.execute("""
-            SELECT DISTINCT file_id FROM imports i JOIN _changed c
-              ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
-                 OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
-              ON starts_with(k.resolved_callee, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
-              ON starts_with(h.resolved_base, c.module || '.')
-        """).fetchall()]
+        changed = old_interface ^ new_interface
+        if not changed:
+            affected = []
+        elif all(item[0] == "def" for item in changed):
+            removed = sorted({item[1] for item in old_interface - new_interface})
+            added = new_interface - old_interface
+            added_names = sorted({item[1].rpartition(".")[2] for item in added})
+            affected = [r[0] for r in con.execute("""
+                SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
+                UNION SELECT file_id FROM imports
+                    WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
+                UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
+                UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
+                    AND list_contains($added, callee_name)
+                UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
+                    AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
+                UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
+                    AND list_contains($added, split_part(base_text, '.', -1))
+            """, {"removed": removed, "added": added_names}).fetchall()]
+        else:
+            affected = [r[0] for r in con.execute("""
+                SELECT DISTINCT file_id FROM imports i JOIN _changed c
+                  ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
+                     OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
+                UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
+                  ON starts_with(k.resolved_callee, c.module || '.')
+                UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
+                  ON starts_with(h.resolved_base, c.module || '.')
+            """).fetchall()]
         affected = sorted(set(affected) - set(gone_ids))
         report.reresolved = len(affected)
         con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",

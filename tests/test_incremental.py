@@ -37,7 +37,7 @@ def test_changed_file_is_reparsed_and_others_follow(mini_repo):
                       .replace("self._touch()", "self._mark()"))
     report = index_repository(mini_repo, jobs=1)
     assert report.mode == "update" and report.parsed == 1
-    assert report.reresolved > 0  # the names changed, so importers are resolved again
+    assert report.reresolved == 0  # nothing outside models.py pointed at _touch
     con = duckdb.connect(str(report.db_path), read_only=True)
     names = {r[0] for r in con.execute("SELECT name FROM members WHERE class_qualname = 'shop.models.Cart'").fetchall()}
     assert "_mark" in names and "_touch" not in names
@@ -117,3 +117,27 @@ def test_crash_mid_index_leaves_previous_database_intact(mini_repo, script):
     assert con.execute("SELECT count(*) FROM classes WHERE name = 'Trolley'").fetchone() == (1,)
     con.close()
     assert not list(after.db_path.parent.glob("*.building-*"))
+
+
+def test_added_definition_resolves_calls_elsewhere_and_removed_one_unresolves_them(mini_repo, tmp_path):
+    index_repository(mini_repo, jobs=1)
+    user = mini_repo / "src" / "shop" / "user.py"
+    user.write_text("from shop import pricing\n\n\ndef f():\n    return pricing.shipping(1)\n")
+    index_repository(mini_repo, jobs=1)
+    pricing = mini_repo / "src" / "shop" / "pricing.py"
+    original = pricing.read_text()
+    pricing.write_text(original + "\n\ndef shipping(weight):\n    return weight\n")
+    added = index_repository(mini_repo, jobs=1)
+    assert added.reresolved >= 1
+    con = duckdb.connect(str(added.db_path), read_only=True)
+    assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'pricing.shipping'").fetchall() == [
+        ("shop.pricing.shipping",)]
+    con.close()
+    assert _snapshot(added.db_path) == _snapshot(index_repository(mini_repo, tmp_path / "a.duckdb", jobs=1).db_path)
+    pricing.write_text(original)
+    removed = index_repository(mini_repo, jobs=1)
+    con = duckdb.connect(str(removed.db_path), read_only=True)
+    assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'pricing.shipping'").fetchall() == [
+        (None,)]
+    con.close()
+    assert _snapshot(removed.db_path) == _snapshot(index_repository(mini_repo, tmp_path / "b.duckdb", jobs=1).db_path)
