@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hallucinations import Generator  # noqa: E402
-from retrieval_bench import CACHE, SDIST_SKIP, _sdist  # noqa: E402
+from retrieval_bench import SDIST_SKIP, _sdist  # noqa: E402
 
 from codegraph.db import connect_readonly  # noqa: E402
 from codegraph.indexer import index_repository  # noqa: E402

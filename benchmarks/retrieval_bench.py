@@ -85,7 +85,6 @@ def _relevant(case: Case, diagnostics) -> list:
         if d.symbol not in case.expected_symbols:
             continue
         if case.category == "missing-import":
-            name = case.original.split()[-1] if case.original else ""
             if case.first_line <= d.line <= case.last_line and any(
                     f"'{n.strip()}'" in d.message for n in re.split(r"[ ,]", case.original.split("import", 1)[1])):
                 out.append(d)

@@ -99,19 +99,28 @@ def arrow_schema(con: duckdb.DuckDBPyConnection, table: str, columns: Iterable[s
     return pa.schema([(c, _ARROW_TYPES[types[c]]) for c in columns])
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> int:
-    """Bulk insert through Arrow: hundreds of thousands of rows per second, never row by row."""
+def rows_to_arrow(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
+    """Row tuples (in the schema's column order) as one Arrow table."""
     if not rows:
-        return 0
-    schema = arrow_schema(con, table, columns)
+        return schema.empty_table()
     arrays = [pa.array(col, type=schema.field(i).type) for i, col in enumerate(zip(*rows))]
-    batch = pa.Table.from_arrays(arrays, schema=schema)
-    con.register("_codegraph_batch", batch)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> int:
+    """Bulk insert through Arrow: hundreds of thousands of rows per second, never row by row."""
+    if not data.num_rows:
+        return 0
+    con.register("_codegraph_batch", data)
     try:
         con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _codegraph_batch')
     finally:
         con.unregister("_codegraph_batch")
-    return len(rows)
+    return data.num_rows
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> int:
+    return insert_arrow(con, table, rows_to_arrow(arrow_schema(con, table, columns), rows))
 
 
 # -- read-only queries -------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import ast
 import hashlib
 import inspect
 import io
-import re
 import tokenize
 from dataclasses import dataclass, field
 
@@ -30,7 +29,6 @@ _QUERY_TEXT = """
 """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
 _VALUE_LIMIT = 240
 
 # Column order of each table's rows as produced here; schema.sql has the same columns.

@@ -47,7 +47,7 @@ def as_table(result: QueryResult) -> str:
     out += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     footer = f"({len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
     if result.truncated:
-        footer += f", stopped at the row cap: raise --max-rows or add LIMIT"
+        footer += ", stopped at the row cap: raise --max-rows or add LIMIT"
     out.append(footer + f", {result.elapsed_s * 1000:.0f} ms)")
     return "\n".join(out)
 

@@ -25,9 +25,9 @@ from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .errors import RepositoryError, SchemaMismatch
 from .extract import COLUMNS, FileFacts, UndecodableSource, extract
 from .resolve import Resolver
-from .semantic.models import HashingModel
+from .semantic.models import HashingModel, dense_tf
 from .semantic.store import DEFAULT_DIM, merge_sparse, model_from_meta, model_meta, write_vectors
-from .semantic.texts import dense_tf, sparse_vectors
+from .semantic.texts import sparse_vectors
 
 RESOLVED_COLUMNS = {
     "imports": ("resolved_module", "resolved_qualname", "resolution"),
@@ -96,14 +96,6 @@ def _arrow_schemas() -> dict[str, pa.Schema]:
         con.close()
 
 
-def _to_arrow(name: str, rows: list[tuple]) -> pa.Table:
-    schema = _arrow_schemas()[name]
-    if not rows:
-        return schema.empty_table()
-    return pa.Table.from_arrays(
-        [pa.array(col, type=schema.field(i).type) for i, col in enumerate(zip(*rows))], schema=schema)
-
-
 def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
     rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
     file_rows, skips = [], []
@@ -116,7 +108,7 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
         for name, table_rows in result.rows.items():
             rows[name].extend(table_rows)
     vectors = sparse_vectors(rows, embed_dim) if embed_dim else None
-    return _Chunk(file_rows, skips, {name: _to_arrow(name, r) for name, r in rows.items()},
+    return _Chunk(file_rows, skips, {name: db.rows_to_arrow(_arrow_schemas()[name], r) for name, r in rows.items()},
                   [f.path for f in items], vectors)
 
 
@@ -212,7 +204,7 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
 def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
                     classes: pa.Table, modules: dict[int, str]) -> None:
     for name, table in _resolve_tables(resolver, tables, modules).items():
-        _insert_arrow(con, name, table)
+        db.insert_arrow(con, name, table)
     _update_class_bases(con, resolver, classes)
 
 
@@ -243,16 +235,6 @@ class _Background(threading.Thread):
         super().join(timeout)
         if self.error is not None:
             raise self.error
-
-
-def _insert_arrow(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
-    if not table.num_rows:
-        return
-    con.register("_codegraph_batch", table)
-    try:
-        con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM _codegraph_batch')
-    finally:
-        con.unregister("_codegraph_batch")
 
 
 _INTERFACE_SQL = """
@@ -381,7 +363,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             # The file is swapped in only when complete, so no transaction is needed for atomicity.
             # DuckDB ingests the definitions on a second thread while this one resolves names.
             side = con.cursor()
-            writer = _Background(lambda: [_insert_arrow(side, name, tables[name])
+            writer = _Background(lambda: [db.insert_arrow(side, name, tables[name])
                                           for name in COLUMNS if name not in _RESOLVED_TABLES])
             resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
             resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
@@ -396,7 +378,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                 del sparse
             report.timings["resolve"] = time.perf_counter() - t
             for name, table in resolved.items():
-                _insert_arrow(con, name, table)
+                db.insert_arrow(con, name, table)
             _update_class_bases(con, resolver, tables["classes"])
             db.insert_rows(con, "files", _FILE_COLUMNS, file_rows)
             db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips])
@@ -528,7 +510,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
         for name in COLUMNS:
             if name not in _RESOLVED_TABLES:
-                _insert_arrow(con, name, fresh[name])
+                db.insert_arrow(con, name, fresh[name])
 
         # What the resolver needs from the rest of the repository.
         defs = con.execute("""

@@ -86,15 +86,16 @@ ix.index_repository(sys.argv[1], jobs=1)
 
 _CRASH_DURING_FULL = """
 import os, sys
+import codegraph.db as db
 import codegraph.indexer as ix
-real = ix._insert_arrow
+real = db.insert_arrow
 calls = []
 def boom(con, name, table):
     calls.append(name)
     if len(calls) == 3:
         os._exit(17)
-    real(con, name, table)
-ix._insert_arrow = boom
+    return real(con, name, table)
+db.insert_arrow = boom
 ix.index_repository(sys.argv[1], jobs=1, full=True)
 """
 

@@ -3,7 +3,6 @@
 import subprocess
 import sys
 
-import duckdb
 import numpy as np
 import pytest
 

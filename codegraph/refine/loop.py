@@ -25,8 +25,7 @@ from ..extract import _PARSER
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
-from ..retrieval.lint import Linter, keep_lines
-from ..retrieval.rules import load_template
+from ..retrieval.lint import Linter
 from .code import _find, _import_insert_line, code_from_answer, splice
 from .models import ChatModel, estimate_tokens
 from .offline import OfflineRepairer
@@ -336,4 +335,4 @@ def refine(task: Task, model: ChatModel | None = None, *, db_path=None, apply: b
         refiner.close()
 
 
-__all__ = ["refine", "Refiner", "RefineResult", "MODE_SWITCHES", "load_template"]
+__all__ = ["refine", "Refiner", "RefineResult", "MODE_SWITCHES"]

@@ -74,34 +74,10 @@ def _word_features(word: str) -> tuple[tuple[str, float], ...]:
     return tuple(out.items())
 
 
-def features(text: str, weight: float = 1.0, out: dict[str, float] | None = None) -> dict[str, float]:
-    """Identifier-aware features of text: whole identifiers, their parts, and part trigrams."""
-    out = {} if out is None else out
-    for word, count in Counter(_WORD.findall(text)).items():
-        scale = weight * count
-        for feature, value in _word_features(word):
-            out[feature] = out.get(feature, 0.0) + value * scale
-    return out
-
-
 @functools.lru_cache(maxsize=500_000)
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
     h = zlib.crc32(feature.encode())
     return h % dim, (1.0 if (h >> 31) & 1 else -1.0)
-
-
-def hashed(feats: dict[str, float], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sparse (indices, values) of damped, signed, hashed features."""
-    buckets: dict[int, float] = {}
-    log = math.log
-    for feature, count in feats.items():
-        index, sign = _bucket(feature, dim)
-        buckets[index] = buckets.get(index, 0.0) + sign * (1.0 + log(count) if count >= 1 else count)
-    if not buckets:
-        return np.zeros(0, np.int32), np.zeros(0, np.float32)
-    indices = np.fromiter(buckets.keys(), np.int32, len(buckets))
-    values = np.fromiter(buckets.values(), np.float32, len(buckets))
-    return indices, values
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -135,6 +111,14 @@ def sparse_features(pieces: Sequence[tuple[str, float]], dim: int) -> tuple[np.n
     return nonzero.astype(np.int32), dense[nonzero].astype(np.float32)
 
 
+def dense_tf(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, dim: int) -> np.ndarray:
+    """CSR rows of term frequencies as a dense (rows, dim) matrix."""
+    rows = len(indptr) - 1
+    matrix = np.zeros((rows, dim), np.float32)
+    np.add.at(matrix, (np.repeat(np.arange(rows), np.diff(indptr)), indices), values)
+    return matrix
+
+
 @register("hash")
 class HashingModel(EmbeddingModel):
     """Deterministic, dependency-free, offline; fit() learns the IDF of a corpus."""
@@ -148,22 +132,22 @@ class HashingModel(EmbeddingModel):
         return sparse_features([(text, 1.0)], self.dim)
 
     def dense(self, sparse_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        matrix = np.zeros((len(sparse_rows), self.dim), np.float32)
-        for i, (indices, values) in enumerate(sparse_rows):
-            np.add.at(matrix[i], indices, values)
-        return matrix
+        indptr = np.concatenate([[0], np.cumsum([len(i) for i, _ in sparse_rows])]).astype(np.int64)
+        if not sparse_rows:
+            return np.zeros((0, self.dim), np.float32)
+        return dense_tf(indptr, np.concatenate([i for i, _ in sparse_rows]),
+                        np.concatenate([v for _, v in sparse_rows]), self.dim)
+
+    def _set_idf(self, rows: int, df: np.ndarray) -> "HashingModel":
+        self.idf = (np.log((1 + rows) / (1 + df)) + 1.0).astype(np.float32)
+        return self
 
     def fit(self, tf: np.ndarray) -> "HashingModel":
-        df = (tf != 0).sum(axis=0)
-        self.idf = (np.log((1 + tf.shape[0]) / (1 + df)) + 1.0).astype(np.float32)
-        return self
+        return self._set_idf(tf.shape[0], (tf != 0).sum(axis=0))
 
     def fit_sparse(self, indptr: np.ndarray, indices: np.ndarray) -> "HashingModel":
         """fit() from CSR rows without building the dense matrix (indices are unique per row)."""
-        rows = len(indptr) - 1
-        df = np.bincount(indices, minlength=self.dim)
-        self.idf = (np.log((1 + rows) / (1 + df)) + 1.0).astype(np.float32)
-        return self
+        return self._set_idf(len(indptr) - 1, np.bincount(indices, minlength=self.dim))
 
     def finish(self, tf: np.ndarray) -> np.ndarray:
         weighted = tf * self.idf

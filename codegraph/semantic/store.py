@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ..db import get_meta
+from ..db import get_meta, insert_arrow
 from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 
 EMBEDDINGS_DDL = "CREATE TABLE IF NOT EXISTS embeddings (id BIGINT NOT NULL, file_id BIGINT NOT NULL, vector FLOAT[{dim}])"
@@ -47,13 +47,9 @@ def write_vectors(con: duckdb.DuckDBPyConnection, ids: np.ndarray, file_ids: np.
     if not len(ids):
         return
     flat = pa.array(matrix.reshape(-1), pa.float32())
-    table = pa.table({"id": pa.array(ids, pa.int64()), "file_id": pa.array(file_ids, pa.int64()),
-                      "vector": pa.FixedSizeListArray.from_arrays(flat, dim)})
-    con.register("_codegraph_vectors", table)
-    try:
-        con.execute("INSERT INTO embeddings SELECT * FROM _codegraph_vectors")
-    finally:
-        con.unregister("_codegraph_vectors")
+    insert_arrow(con, "embeddings", pa.table({
+        "id": pa.array(ids, pa.int64()), "file_id": pa.array(file_ids, pa.int64()),
+        "vector": pa.FixedSizeListArray.from_arrays(flat, dim)}))
 
 
 def model_meta(model: HashingModel) -> dict[str, str]:

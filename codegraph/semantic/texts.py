@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from ..extract import COLUMNS
-from .models import HashingModel, sparse_features
+from .models import sparse_features
 
 _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
 
@@ -68,14 +68,3 @@ def sparse_vectors(tables: dict[str, list[tuple]], dim: int, include_docstrings:
     return (np.asarray(ids, np.int64), np.asarray(file_ids, np.int64), np.asarray(indptr, np.int64),
             np.concatenate(all_indices) if all_indices else np.zeros(0, np.int32),
             np.concatenate(all_values) if all_values else np.zeros(0, np.float32))
-
-
-def dense_tf(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, dim: int) -> np.ndarray:
-    rows = len(indptr) - 1
-    matrix = np.zeros((rows, dim), np.float32)
-    row_of = np.repeat(np.arange(rows), np.diff(indptr))
-    np.add.at(matrix, (row_of, indices), values)
-    return matrix
-
-
-__all__ = ["symbol_texts", "sparse_vectors", "dense_tf", "HashingModel"]
