@@ -175,7 +175,7 @@ class Generator:
         lines = self.lines(fn[2])
         for _imported_module, name, bound, truth, line, alias in self.imported_names(fn):
             original = lines[line - 1]
-            pattern = re.compile(rf"^(\s*from\s+\S+\s+import\s+)(.*)$")
+            pattern = re.compile(r"^(\s*from\s+\S+\s+import\s+)(.*)$")
             m = pattern.match(original)
             if not m or "(" in original or "\\" in original or alias:
                 continue

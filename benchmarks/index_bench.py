@@ -1,6 +1,6 @@
 """Indexing benchmark: codegraph index against tree-sitter parsing alone, side by side.
 
-    python benchmarks/index_bench.py [--repo PATH] [--rounds 3] [--out benchmarks/results/index.json]
+    python -m benchmarks.index_bench [--repo PATH] [--rounds 3] [--out benchmarks/results/index.json]
 
 Without --repo it indexes the standard library of the running Python. The repository is
 copied to a scratch folder first (the benchmark edits a file there), then each round times,

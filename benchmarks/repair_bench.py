@@ -1,6 +1,6 @@
 """Repair benchmark: real projects, their own tests, one injected hallucination per case.
 
-    python benchmarks/repair_bench.py [--per-category 4] [--setup SETUP.json] [--model NAME --base-url URL]
+    python -m benchmarks.repair_bench [--per-category 4] [--setup SETUP.json] [--model NAME --base-url URL]
                                       [--out benchmarks/results/repair.json]
 
 Projects: pinned PyPI source distributions whose test suites pass offline (downloaded by pip into
@@ -29,16 +29,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from hallucinations import Generator  # noqa: E402
-from retrieval_bench import SDIST_SKIP, _sdist  # noqa: E402
-
-from codegraph.db import connect_readonly  # noqa: E402
-from codegraph.indexer import index_repository  # noqa: E402
-from codegraph.refine.loop import refine  # noqa: E402
-from codegraph.refine.models import OpenAIChat  # noqa: E402
-from codegraph.refine.offline import OfflineRepairer  # noqa: E402
-from codegraph.refine.task import Limits, Task  # noqa: E402
+from benchmarks.hallucinations import Generator
+from benchmarks.retrieval_bench import SDIST_SKIP, _sdist
+from codegraph.db import connect_readonly
+from codegraph.indexer import index_repository
+from codegraph.refine.loop import refine
+from codegraph.refine.models import OpenAIChat
+from codegraph.refine.offline import OfflineRepairer
+from codegraph.refine.task import Limits, Task
 
 PROJECTS = {
     "idna": "idna==3.7",

@@ -1,28 +1,39 @@
 """RepoClassBench-Python on the public upstream repositories, from a local checkout.
 
-    python benchmarks/repoclassbench.py sanity --repo psf/requests --git-dir /path/to/requests.git \
-        [--setup EXTRA.json] [--out benchmarks/results/repoclassbench_requests.json]
+    python -m benchmarks.repoclassbench stats
+    python -m benchmarks.repoclassbench sanity --repo psf/requests --git-dir CLONE/.git [--setup EXTRA.json]
+    python -m benchmarks.repoclassbench run --repo psf/requests --git-dir CLONE/.git \
+        --generator replay|offline|openai [--mode cocogen] [--samples 1] [--model M --base-url URL]
 
 The data file (../shared/data/repoclassbench/python_data.json, MIT) names for each task a class to
 write, descriptions, the pytest ids expected to pass and the ground-truth class. Its snapshots
 are private copies whose identifiers were case-flipped (`Session` -> `SESsiON`); this harness
 uses the public repository instead, at the upstream fix commit of the task's SWE-bench instance
 (the "Merge pull request #N" commit after the base commit; else the base commit), and maps
-flipped names back by matching them case-insensitively against the upstream code. It installs
-the checkout by its own declared means (`pip install -e .`, plus requirements-dev.txt or a
-`test`/`tests`/`dev` extra when present) in a private virtualenv; extra per-repository steps come
-from a JSON file the user supplies ({"owner/name": ["pip requirement", ...]}).
+flipped names back by matching them case-insensitively against the upstream code; each record
+keeps the mapping and how similar the upstream class is to the ground truth. The checkout is
+installed by its own declared means (`pip install -e .`, a PDM lock's pins, requirements-dev.txt
+or a requirements/tests file) in a private virtualenv; extra per-repository steps come from a
+JSON file the user supplies ({"owner/name": ["pip requirement", ...]}).
 
 `sanity` shows, per task, that the upstream class passes the expected tests and that replacing
-it with a placeholder makes them fail: the harness measures what it claims to measure. The
-upstream code is read and run from the checkout and never committed.
+it with a placeholder makes them fail. `run` removes the class (placeholder), indexes that state,
+runs `refine` to write it, and evaluates the result with the expected tests like the original
+evaluator: passed, failed, test rate, lint status, and the feedback. Generators: `replay` answers
+with the ground truth (proves the pipeline), `offline` repairs a ground truth damaged by one
+near-miss member call, `openai` asks any OpenAI-compatible model (`--samples` answers per task,
+for pass@k). One results file per task under benchmarks/results/repoclassbench/<run>/; tasks
+already done are skipped; `--workers` spreads tasks over processes. The upstream code is read
+and run from a scratch checkout and never committed.
 """
-
 from __future__ import annotations
 
 import argparse
+import difflib
+import functools
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -133,26 +144,62 @@ def real_test_ids(root: Path, tests: list[str]) -> list[str]:
     return out
 
 
+class InstallError(Exception):
+    pass
+
+
+def _declared_test_extra(root: Path) -> str | None:
+    """The checkout's own extra for running tests, if it declares one."""
+    import configparser
+    import tomllib
+
+    extras: set[str] = set()
+    if (root / "pyproject.toml").is_file():
+        try:
+            extras |= set(tomllib.loads((root / "pyproject.toml").read_text()).get("project", {})
+                          .get("optional-dependencies", {}))
+        except tomllib.TOMLDecodeError:
+            pass
+    if (root / "setup.cfg").is_file():
+        cfg = configparser.ConfigParser()
+        try:
+            cfg.read(root / "setup.cfg")
+            if cfg.has_section("options.extras_require"):
+                extras |= set(cfg["options.extras_require"])
+        except configparser.Error:
+            pass
+    return next((e for e in ("test", "tests", "testing") if e in extras), None)
+
+
 class Environment:
     """A virtualenv with the checkout installed by its own declared means."""
 
-    def __init__(self, root: Path, extra: list[str]) -> None:
+    def __init__(self, root: Path, extra: list[str], version: str | None = None) -> None:
         self.root = root
         self.venv = root.parent / (root.name + "-venv")
         started = time.perf_counter()
+        # a checkout from `git archive` has no history: tell setuptools-scm the version it would find
+        self.env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": version or "0.0.0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
         pip = [str(self.venv / "bin" / "python"), "-m", "pip", "install", "-q"]
         self.lock_failures = self._install_lock(pip, root)
-        subprocess.run([*pip, "-e", str(root), *(["--no-deps"] if (root / "pdm.lock").is_file() else [])],
-                       check=True, capture_output=True)
-        for name in ("requirements-dev.txt", "requirements/tests.txt", "requirements-test.txt"):
+        test_extra = _declared_test_extra(root)
+        target = f"{root}[{test_extra}]" if test_extra else str(root)
+        self._pip([*pip, "-e", target, *(["--no-deps"] if (root / "pdm.lock").is_file() else [])], required=True)
+        for name in ("requirements-dev.txt", "requirements/tests.txt", "requirements-test.txt", "requirements_test.txt"):
             if (root / name).is_file():
-                subprocess.run([*pip, "-r", str(root / name)], check=False, capture_output=True)
-        subprocess.run([*pip, "pytest", *extra], check=True, capture_output=True)
+                self._pip([*pip, "-r", str(root / name)], required=False)
+        self._pip([*pip, "pytest", *extra], required=True)
         self.install_seconds = time.perf_counter() - started
 
-    @staticmethod
-    def _install_lock(pip: list[str], root: Path) -> list[str]:
+    def _pip(self, cmd: list[str], required: bool) -> bool:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, cwd=self.root)
+        if proc.returncode != 0 and required:
+            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-6:])
+            raise InstallError(f"`pip install {' '.join(cmd[5:])}` failed:\n{tail}")
+        return proc.returncode == 0
+
+    def _install_lock(self, pip: list[str], root: Path) -> list[str]:
         """A PDM lock file pins the dependencies as of the commit: install exactly those."""
         lock = root / "pdm.lock"
         if not lock.is_file():
@@ -163,23 +210,23 @@ class Environment:
         pins = [f"{p['name']}=={p['version']}" + (f"; {p['marker']}" if p.get("marker") else "") for p in packages]
         req = root.parent / (root.name + "-lock.txt")
         req.write_text("\n".join(pins) + "\n")
-        if subprocess.run([*pip, "--no-deps", "-r", str(req)], capture_output=True).returncode == 0:
+        if self._pip([*pip, "--no-deps", "-r", str(req)], required=False):
             return []
-        failed = []
-        for pin in pins:  # one bad pin must not cost all the others
-            if subprocess.run([*pip, "--no-deps", pin], capture_output=True).returncode != 0:
-                failed.append(pin)
-        return failed
+        return [pin for pin in pins if not self._pip([*pip, "--no-deps", pin], required=False)]
 
     def disk_mb(self) -> float:
-        return sum(p.stat().st_size for p in self.venv.rglob("*") if p.is_file()) / 1e6
+        return sum(p.stat().st_size for p in self.venv.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
+
+    @property
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
 
     def collected(self, tests: list[str]) -> list[str]:
         """Expected ids whose parameter ids this commit generates differently are replaced by the
         ids pytest actually collects for the same test function (it refuses unknown ids)."""
         files = sorted({t.split("::")[0] for t in tests})
-        proc = subprocess.run([str(self.venv / "bin" / "python"), "-m", "pytest", "--collect-only", "-q",
-                               "-p", "no:cacheprovider", *files], cwd=self.root, capture_output=True, text=True)
+        proc = subprocess.run([self.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+                              cwd=self.root, capture_output=True, text=True, env=self.env)
         known = [line.strip() for line in proc.stdout.splitlines() if "::" in line]
         if not known:
             return tests
@@ -194,25 +241,44 @@ class Environment:
         return list(dict.fromkeys(out))
 
     def run_tests(self, tests: list[str], timeout: float = 900) -> dict:
+        """Passed, failed and skipped among the expected ids; an id that did not run (its file
+        fails to import, a crash, a timeout) counts as failed, as in the original evaluator."""
         report = self.root / ".bench-junit.xml"
-        cmd = [str(self.venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--junitxml={report}", *tests]
         started = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, timeout=timeout)
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
-        except subprocess.TimeoutExpired:
-            return {"passed": 0, "failed": len(tests), "error": "timeout"}
-        passed = failed = 0
-        if report.exists():
-            for case in ET.parse(report).getroot().iter("testcase"):
-                if any(child.tag in ("failure", "error") for child in case):
-                    failed += 1
-                elif not any(child.tag == "skipped" for child in case):
-                    passed += 1
-            report.unlink()
-        return {"passed": passed, "failed": failed, "expected": len(tests),
-                "test_rate": round(passed / len(tests), 3) if tests else None,
+        passed = skipped = 0
+        remaining, tail = list(tests), []
+        while remaining:
+            cmd = [self.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *remaining]
+            try:
+                proc = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, timeout=timeout, env=self.env)
+            except subprocess.TimeoutExpired:
+                tail = [f"timeout after {timeout:g} s"]
+                break
+            output = proc.stdout + proc.stderr
+            tail = output.strip().splitlines()[-8:]
+            # pytest runs nothing when one named id cannot be collected: drop that file's ids, rerun the rest
+            broken = set()
+            for named in re.findall(r"found no collectors for (\S+)", output):
+                path = Path(named.split("::")[0])
+                broken.add(path.relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix())
+            if proc.returncode == 4 and broken:
+                remaining = [t for t in remaining if t.split("::")[0] not in broken]
+                continue
+            if report.exists():
+                for case in ET.parse(report).getroot().iter("testcase"):
+                    if any(child.tag in ("failure", "error") for child in case):
+                        continue
+                    if any(child.tag == "skipped" for child in case):
+                        skipped += 1
+                    else:
+                        passed += 1
+            break
+        report.unlink(missing_ok=True)
+        passed = min(passed, len(tests))
+        skipped = min(skipped, len(tests) - passed)
+        runnable = len(tests) - skipped
+        return {"passed": passed, "failed": runnable - passed, "skipped": skipped, "expected": len(tests),
+                "test_rate": round(passed / runnable, 3) if runnable else None,
                 "seconds": round(time.perf_counter() - started, 1), "tail": tail}
 
 
@@ -223,64 +289,6 @@ def placeholder(name: str) -> str:
 def with_class(source: str, span: tuple[int, int, str], body: str) -> str:
     lines = source.split("\n")
     return "\n".join(lines[: span[0]] + body.rstrip("\n").split("\n") + lines[span[1]:])
-
-
-def each_task(args, limit: int | None = None, with_index: bool = False):
-    """(task, commit, checkout root, environment, graph database) for the repository's tasks; one
-    checkout, virtualenv and index per commit, all in a scratch folder removed at the end."""
-    tasks = [t for t in load_tasks() if t.repo == args.repo and (not getattr(args, "only", None)
-                                                                 or any(o in t.task_id for o in args.only))][:limit]
-    if not tasks:
-        raise SystemExit(f"no tasks for {args.repo}")
-    extra = json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []
-    scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-"))
-    prepared: dict[str, tuple] = {}
-    try:
-        for task in tasks:
-            commit = fix_commit(args.git_dir, task)
-            root = scratch / commit[:12]
-            if commit not in prepared:
-                checkout(args.git_dir, commit, root)
-                db_path = None
-                if with_index:
-                    from codegraph.indexer import index_repository
-
-                    db_path = index_repository(root, scratch / f"{commit[:12]}.duckdb").db_path
-                prepared[commit] = (Environment(root, extra), db_path)
-            yield (task, commit, root, *prepared[commit])
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def sanity(args) -> None:
-    results = []
-    for task, commit, root, env, _ in each_task(args):
-        target = root / task.file
-        original = target.read_text()
-        span = class_span(original, task.class_name)
-        record = {"task_id": task.task_id, "commit": commit, "class": span[2] if span else None,
-                  "install_seconds": round(env.install_seconds, 1), "venv_mb": round(env.disk_mb()),
-                  "lock_pins_failed": env.lock_failures}
-        if span is None:
-            record["error"] = f"class {task.class_name} not found in {task.file}"
-            results.append(record)
-            continue
-        tests = env.collected(real_test_ids(root, task.tests))
-        record["tests_mapped"] = f"{len(tests)} ids for {len(task.tests)} expected"
-        record["ground_truth"] = env.run_tests(tests)
-        try:
-            target.write_text(with_class(original, span, placeholder(span[2])))
-            record["removed"] = env.run_tests(tests)
-        finally:
-            target.write_text(original)
-        gt, rm = record["ground_truth"], record["removed"]
-        record["sane"] = gt["passed"] == len(tests) and rm["passed"] < gt["passed"]
-        results.append(record)
-        print(f"{task.task_id}: ground truth {gt['passed']}/{len(tests)}, removed {rm['passed']}/{len(tests)}",
-              flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"{sum(r.get('sane', False) for r in results)}/{len(results)} tasks sane; wrote {args.out}")
 
 
 def _hallucinate(source: str, class_name: str) -> tuple[str, str] | None:
@@ -295,68 +303,267 @@ def _hallucinate(source: str, class_name: str) -> tuple[str, str] | None:
     return None
 
 
-def run_refine(args) -> None:
-    """Prove the pipeline on real tasks: replay the ground truth, and repair a damaged ground truth offline."""
+@functools.cache
+def tasks_by_id() -> dict[str, BenchTask]:
+    return {t.task_id: t for t in load_tasks()}
+
+
+def describe(git_dir: Path, commit: str) -> str | None:
+    """The release the commit belongs to, as setuptools-scm would name it."""
+    try:
+        tag = git(git_dir, "describe", "--tags", "--abbrev=0", commit).strip()
+    except subprocess.CalledProcessError:
+        return None
+    match = re.search(r"\d+(\.\d+)+", tag)
+    return match.group(0) if match else None
+
+
+@dataclass
+class Prepared:
+    """A worker's checkout of one commit with its virtualenv and graph (kept across its tasks)."""
+
+    commit: str
+    root: Path
+    env: Environment | None = None
+    error: str | None = None
+    db_path: Path | None = None
+    seconds: float = 0.0
+
+
+_PREPARED: dict[str, Prepared] = {}
+
+
+def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepared:
+    git_dir = Path(options["git_dir"])
+    commit = fix_commit(git_dir, task)
+    prep = _PREPARED.get(commit)
+    if prep is None:
+        root = Path(options["scratch"]) / f"{os.getpid()}-{commit[:12]}"
+        checkout(git_dir, commit, root)
+        prep = _PREPARED[commit] = Prepared(commit, root)
+        try:
+            prep.env = Environment(root, options.get("extra", []), describe(git_dir, commit))
+            prep.seconds = prep.env.install_seconds
+        except InstallError as exc:
+            prep.error = str(exc)
+    if with_index and prep.db_path is None and prep.error is None:
+        from codegraph.indexer import index_repository
+
+        prep.db_path = index_repository(prep.root, prep.root.parent / f"{prep.root.name}.duckdb").db_path
+    return prep
+
+
+def _base_record(task: BenchTask, prep: Prepared) -> dict:
+    record = {"task_id": task.task_id, "repo": task.repo, "commit": prep.commit, "environment": prep.root.name}
+    if prep.env is not None:
+        record.update(install_seconds=round(prep.env.install_seconds, 1), venv_mb=round(prep.env.disk_mb()),
+                      lock_pins_failed=prep.env.lock_failures)
+    return record
+
+
+def _mapping(task: BenchTask, source: str, span: tuple[int, int, str]) -> dict:
+    """How the flipped task maps onto upstream: the real class name and how alike the bodies are."""
+    upstream = "\n".join(source.split("\n")[span[0]:span[1]])
+    similarity = difflib.SequenceMatcher(None, upstream.lower(), task.ground_truth.lower(), autojunk=False).ratio()
+    return {"flipped": task.class_name, "class": span[2], "file": task.file, "body_similarity": round(similarity, 3)}
+
+
+def sanity_work(task_id: str, options: dict) -> dict:
+    task = tasks_by_id()[task_id]
+    prep = prepare(task, options)
+    record = _base_record(task, prep)
+    if prep.error:
+        return {**record, "error": prep.error, "sane": False}
+    target = prep.root / task.file
+    original = target.read_text()
+    span = class_span(original, task.class_name)
+    if span is None:
+        return {**record, "error": f"class {task.class_name} not found in {task.file}", "sane": False}
+    tests = prep.env.collected(real_test_ids(prep.root, task.tests))
+    record["mapping"] = {**_mapping(task, original, span), "tests": f"{len(tests)} ids for {len(task.tests)} expected"}
+    record["ground_truth"] = prep.env.run_tests(tests, options["test_seconds"])
+    try:
+        target.write_text(with_class(original, span, placeholder(span[2])))
+        record["removed"] = prep.env.run_tests(tests, options["test_seconds"])
+    finally:
+        target.write_text(original)
+    gt, rm = record["ground_truth"], record["removed"]
+    record["sane"] = gt["failed"] == 0 and gt["passed"] > 0 and rm["passed"] < gt["passed"]
+    return record
+
+
+def _provided(db_path: Path, class_qualname: str) -> set[str]:
+    """Project definitions the ground-truth class calls, outside the class itself (for DIR)."""
+    from codegraph.db import connect_readonly
+
+    con = connect_readonly(db_path)
+    try:
+        rows = con.execute(
+            """SELECT DISTINCT resolved_callee FROM calls
+               WHERE (caller_qualname = $q OR starts_with(caller_qualname, $q || '.'))
+                 AND resolution IN ('local', 'import', 'self', 'super') AND resolved_callee IS NOT NULL
+                 AND NOT starts_with(resolved_callee, $q || '.')""", {"q": class_qualname}).fetchall()
+    finally:
+        con.close()
+    return {r[0] for r in rows}
+
+
+def _class_qualname(db_path: Path, file: str, name: str) -> str | None:
+    from codegraph.db import connect_readonly
+
+    con = connect_readonly(db_path)
+    try:
+        row = con.execute("""SELECT c.qualname FROM classes c JOIN files f USING (file_id)
+                             WHERE f.path = $p AND c.name = $n""", {"p": file, "n": name}).fetchone()
+    finally:
+        con.close()
+    return row[0] if row else None
+
+
+def _generator(options: dict, truth: str, name: str, scratch: Path):
+    """(model, starting code or None, note) for one sample."""
+    from codegraph.refine.models import OpenAIChat, ReplayModel
+    from codegraph.refine.offline import OfflineRepairer
+
+    kind = options["generator"]
+    if kind == "replay":
+        recording = scratch / f"{os.getpid()}-replay.json"
+        recording.write_text(json.dumps({"completions": [f"```python\n{truth}```"]}))
+        return ReplayModel(str(recording)), None, "ground truth replayed"
+    if kind == "offline":
+        damaged = _hallucinate(truth, name)
+        if damaged is None:
+            return None, None, "no near-miss member call to damage"
+        return OfflineRepairer(), damaged[0], damaged[1]
+    return (OpenAIChat(options["model"], options.get("base_url"), options.get("api_key"),
+                       temperature=options["temperature"]), None, None)
+
+
+def _feedback(run, evaluation: dict) -> dict:
+    last = run.iterations[-1] if run.iterations else None
+    return {"diagnostics": [f"{d['symbol']}: {d['message']}" for d in (last.diagnostics if last else [])][:10],
+            "tests_tail": evaluation.get("tail", [])[-4:]}
+
+
+def run_work(task_id: str, options: dict) -> dict:
+    """Remove the class, index that state, let refine write it, evaluate with the expected tests."""
+    from benchmarks.metrics import dependency_invocation_rate, sample_from_run
+    from codegraph.indexer import index_repository
+    from codegraph.refine.code import splice
     from codegraph.refine.loop import refine
-    from codegraph.refine.models import ReplayModel
     from codegraph.refine.task import Limits, Task
 
-    results = []
-    for task, commit, root, env, db_path in each_task(args, args.tasks, with_index=True):
-        scratch = root.parent
-        source = (root / task.file).read_text()
-        span = class_span(source, task.class_name)
-        tests = real_test_ids(root, task.tests)
-        if span is None or not tests:
-            continue
-        truth = "\n".join(source.split("\n")[span[0]:span[1]]) + "\n"
-        python = str(env.venv / "bin" / "python")
-        limits = Limits(iterations=3, seconds=900, test_seconds=900)
-        record = {"task_id": task.task_id, "class": span[2], "tests": len(tests)}
-        recording = scratch / "replay.json"
-        recording.write_text(json.dumps({"completions": [f"```python\n{truth}```"]}))
-        replay = refine(Task(root, task.file, span[2], task.detailed, tests, None, "cocogen", limits, None, python),
-                        ReplayModel(str(recording)), db_path=db_path)
-        record["replay"] = {"success": replay.success, "lint_clean": replay.lint_clean,
-                            "tests_passed": replay.tests_passed, "iterations": len(replay.iterations),
-                            "seconds": round(replay.seconds, 1), "stop": replay.stop_reason}
-        damaged = _hallucinate(truth, span[2])
-        if damaged:
-            offline = refine(Task(root, task.file, span[2], task.detailed, tests, damaged[0], "cocogen", limits,
-                                  None, python), None, db_path=db_path)
-            record["offline"] = {"injected": damaged[1], "success": offline.success,
-                                 "lint_clean": offline.lint_clean, "tests_passed": offline.tests_passed,
-                                 "iterations": len(offline.iterations), "seconds": round(offline.seconds, 1),
-                                 "repairs": [r for it in offline.iterations for r in it.repairs],
-                                 "stop": offline.stop_reason}
-        results.append(record)
-        print(json.dumps(record), flush=True)
-    out = args.out or Path(__file__).parent / "results" / f"repoclassbench_refine_{args.repo.replace('/', '_')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"wrote {out}")
+    task = tasks_by_id()[task_id]
+    prep = prepare(task, options, with_index=True)
+    record = {**_base_record(task, prep), "run": {k: options.get(k) for k in RUN_OPTIONS}}
+    if prep.error:
+        return {**record, "error": prep.error}
+    target = prep.root / task.file
+    original = target.read_text()
+    span = class_span(original, task.class_name)
+    tests = prep.env.collected(real_test_ids(prep.root, task.tests)) if span else []
+    if span is None or not tests:
+        return {**record, "error": f"class {task.class_name} or its tests not found upstream"}
+    name = span[2]
+    truth = "\n".join(original.split("\n")[span[0]:span[1]]) + "\n"
+    qualname = _class_qualname(prep.db_path, task.file, name)
+    provided = _provided(prep.db_path, qualname) if qualname else set()
+    removed = with_class(original, span, placeholder(name))
+    scratch = prep.root.parent
+    task_db = scratch / f"{os.getpid()}-task.duckdb"
+    shutil.copyfile(prep.db_path, task_db)
+    record.update(mapping=_mapping(task, original, span), tests=len(tests), provided=sorted(provided), samples=[])
+    limits = Limits(iterations=options["iterations"], seconds=options["seconds"], test_seconds=options["test_seconds"])
+    description = task.detailed if options["description"] == "detailed" else task.sketchy
+    try:
+        target.write_text(removed)
+        index_repository(prep.root, task_db)  # the graph of the repository without the class
+        for _ in range(options["samples"]):
+            model, starting, note = _generator(options, truth, name, scratch)
+            if model is None:
+                return {**record, "error": note}
+            run = refine(Task(prep.root, task.file, name, description, tests, starting, options["mode"], limits,
+                              None, prep.env.python), model, db_path=task_db)
+            final = splice(removed, name, run.code).text if run.code.strip() else removed
+            target.write_text(final)
+            evaluation = prep.env.run_tests(tests, options["test_seconds"])
+            target.write_text(removed)
+            sample = sample_from_run(run, test_rate=evaluation["test_rate"] or 0.0,
+                                     dir_=dependency_invocation_rate(provided, run.code))
+            sample.update(note=note, evaluation={k: evaluation[k] for k in ("passed", "failed", "skipped")},
+                          per_iteration=[{"number": it.number, "diagnostics": len(it.diagnostics),
+                                          "retrievals": len(it.retrievals), "repairs": it.repairs,
+                                          "tests_passed": it.tests.get("passed") if it.tests else None}
+                                         for it in run.iterations])
+            if not run.success:
+                sample["feedback"] = _feedback(run, evaluation)
+            record["samples"].append(sample)
+    finally:
+        target.write_text(original)
+        task_db.unlink(missing_ok=True)
+    return record
 
 
-def main() -> None:
+RUN_OPTIONS = ("generator", "mode", "model", "samples", "iterations", "temperature", "description")
+RESULTS = Path(__file__).parent / "results" / "repoclassbench"
+
+
+def _selected(args) -> list[str]:
+    tasks = [t for t in load_tasks() if t.repo == args.repo
+             and (not args.only or any(o in t.task_id for o in args.only))]
+    if not tasks:
+        raise SystemExit(f"no tasks for {args.repo}" + (f" matching {args.only}" if args.only else ""))
+    return [t.task_id for t in sorted(tasks, key=lambda t: (t.instance_id, t.task_id))][: args.limit]
+
+
+def _run_name(args) -> str:
+    who = args.model if args.generator == "openai" else args.generator
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{who}-{args.mode}" + (f"-n{args.samples}" if args.samples > 1 else ""))
+
+
+def _print(task_id: str, record: dict) -> None:
+    if "error" in record:
+        print(f"{task_id}: ERROR {record['error'].splitlines()[0]}", flush=True)
+    elif "ground_truth" in record:
+        gt, rm = record["ground_truth"], record["removed"]
+        print(f"{task_id}: ground truth {gt['passed']}/{gt['expected']} (skipped {gt['skipped']}), "
+              f"removed {rm['passed']}/{rm['expected']} -> {'sane' if record['sane'] else 'NOT sane'}", flush=True)
+    else:
+        print(f"{task_id}: " + ", ".join(f"{'ok' if s['success'] else 'fail'} rate {s['test_rate']}"
+                                          for s in record["samples"]), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.runner import ResultStore, run_all, shard
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("sanity", help="ground truth passes, removal fails, per task")
-    s.add_argument("--repo", required=True, help="owner/name as in the data, e.g. psf/requests")
-    s.add_argument("--git-dir", type=Path, required=True, help="a local clone's .git (or bare) directory")
-    s.add_argument("--setup", type=Path)
-    s.add_argument("--only", nargs="*", help="only tasks whose id contains one of these")
-    s.add_argument("--out", type=Path)
-    sub.add_parser("stats", help="tasks per repository")
-    r = sub.add_parser("refine", help="replay the ground truth, and repair it offline after damaging it")
-    r.add_argument("--repo", required=True)
-    r.add_argument("--git-dir", type=Path, required=True)
-    r.add_argument("--setup", type=Path)
-    r.add_argument("--tasks", type=int, default=3)
-    r.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    if args.command == "refine":
-        run_refine(args)
-        return
+    sub.add_parser("stats", help="tasks and test ids per repository")
+    for command, help_text in (("sanity", "ground truth passes, removal fails, per task"),
+                               ("run", "refine writes the class; evaluated with the expected tests")):
+        p = sub.add_parser(command, help=help_text)
+        p.add_argument("--repo", required=True, help="owner/name as in the data, e.g. psf/requests")
+        p.add_argument("--git-dir", type=Path, required=True, help="a local clone's .git (or bare) directory")
+        p.add_argument("--setup", type=Path, help='JSON {"owner/name": ["extra pip requirement", ...]}')
+        p.add_argument("--only", nargs="*", help="only tasks whose id contains one of these")
+        p.add_argument("--limit", type=int, help="at most this many tasks")
+        p.add_argument("--workers", type=int, default=1, help="worker processes (each prepares its own checkout)")
+        p.add_argument("--shard", help="I/N: this machine's share of the tasks")
+        p.add_argument("--test-seconds", type=float, default=900)
+        p.add_argument("--retry-errors", action="store_true", help="rerun tasks whose record is an error")
+        p.add_argument("--results", type=Path, help="results directory (default benchmarks/results/repoclassbench/...)")
+        if command == "run":
+            p.add_argument("--generator", choices=("replay", "offline", "openai"), required=True)
+            p.add_argument("--mode", default="cocogen")
+            p.add_argument("--samples", type=int, default=1, help="answers per task, for pass@k")
+            p.add_argument("--temperature", type=float, default=0.0)
+            p.add_argument("--iterations", type=int, default=3)
+            p.add_argument("--seconds", type=float, default=1800, help="time limit per refine run")
+            p.add_argument("--description", choices=("detailed", "sketchy"), default="detailed")
+            p.add_argument("--model")
+            p.add_argument("--base-url")
+            p.add_argument("--api-key")
+    args = parser.parse_args(argv)
     if args.command == "stats":
         tasks = load_tasks()
         counts: dict[str, int] = {}
@@ -364,8 +571,24 @@ def main() -> None:
             counts[t.repo] = counts.get(t.repo, 0) + 1
         print(json.dumps({"tasks": len(tasks), "tests": sum(len(t.tests) for t in tasks), "by_repo": counts}, indent=1))
         return
-    args.out = args.out or Path(__file__).parent / "results" / f"repoclassbench_{args.repo.replace('/', '_')}.json"
-    sanity(args)
+    if args.command == "run" and args.generator == "openai" and not args.model:
+        parser.error("--generator openai needs --model (and --base-url for a local server)")
+    ids = shard(_selected(args), args.shard)
+    scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-"))
+    options = {"git_dir": str(args.git_dir.resolve()), "scratch": str(scratch), "test_seconds": args.test_seconds,
+               "extra": json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []}
+    if args.command == "sanity":
+        store, work = ResultStore(args.results or RESULTS / "sanity"), sanity_work
+    else:
+        options.update({k: getattr(args, k) for k in RUN_OPTIONS}, seconds=args.seconds, base_url=args.base_url,
+                       api_key=args.api_key)
+        store, work = ResultStore(args.results or RESULTS / "runs" / _run_name(args)), run_work
+    try:
+        written = run_all(work, ids, store, options, workers=args.workers, retry_errors=args.retry_errors,
+                          progress=_print)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{len(written)} task(s) run, {len(ids) - len(written)} already done; results in {store.directory}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Retrieval benchmark: do pylint + the graph find the definition a hallucination got wrong?
 
-    python benchmarks/retrieval_bench.py [--per-category 30] [--out benchmarks/results/retrieval.json]
+    python -m benchmarks.retrieval_bench [--per-category 30] [--out benchmarks/results/retrieval.json]
 
 Corpora: the running Python's standard library and two pinned PyPI source distributions
 (downloaded by pip into benchmarks/.cache on first use). Each is copied to a scratch folder and
@@ -30,15 +30,13 @@ from pathlib import Path
 
 import duckdb
 
-sys.path.insert(0, str(Path(__file__).parent))
-from hallucinations import Case, Generator  # noqa: E402
-
-from codegraph.indexer import index_repository  # noqa: E402
-from codegraph.refine.models import estimate_tokens  # noqa: E402
-from codegraph.retrieval.candidate import Candidate  # noqa: E402
-from codegraph.retrieval.context import render  # noqa: E402
-from codegraph.retrieval.engine import Retrieval, Retriever, query_terms  # noqa: E402
-from codegraph.retrieval.lint import Linter, keep_lines  # noqa: E402
+from benchmarks.hallucinations import Case, Generator
+from codegraph.indexer import index_repository
+from codegraph.refine.models import estimate_tokens
+from codegraph.retrieval.candidate import Candidate
+from codegraph.retrieval.context import render
+from codegraph.retrieval.engine import Retrieval, Retriever, query_terms
+from codegraph.retrieval.lint import Linter, keep_lines
 
 SDISTS = {"click": "click==8.1.7", "marshmallow": "marshmallow==3.21.3"}
 CACHE = Path(__file__).parent / ".cache"

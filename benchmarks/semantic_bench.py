@@ -1,6 +1,6 @@
 """Semantic retrieval benchmark: find a function from the first line of its docstring.
 
-    python benchmarks/semantic_bench.py [--out benchmarks/results/semantic.json]
+    python -m benchmarks.semantic_bench [--out benchmarks/results/semantic.json]
 
 Corpora: the running Python's standard library (tests excluded) and the click sdist. Every
 function and method is embedded *without* its docstring; each one whose docstring's first line
@@ -16,7 +16,6 @@ import json
 import math
 import re
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -25,12 +24,10 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from retrieval_bench import SDIST_SKIP, STDLIB_SKIP, prepare  # noqa: E402
-
-from codegraph.indexer import index_repository  # noqa: E402
-from codegraph.semantic.models import HashingModel  # noqa: E402
-from codegraph.semantic.texts import _strip_docstring  # noqa: E402
+from benchmarks.retrieval_bench import SDIST_SKIP, STDLIB_SKIP, prepare
+from codegraph.indexer import index_repository
+from codegraph.semantic.models import HashingModel
+from codegraph.semantic.texts import _strip_docstring
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -1,16 +1,17 @@
 """The RepoClassBench harness's pure parts, on the real data file (no network, no checkout)."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-import repoclassbench as rcb  # noqa: E402
+from benchmarks import repoclassbench as rcb
 
-pytestmark = pytest.mark.skipif(not rcb.DATA.is_file(), reason="shared/data/repoclassbench is not beside the clone")
+needs_data = pytest.mark.skipif(not rcb.DATA.is_file(), reason="shared/data/repoclassbench is not beside the clone")
 
 
+@needs_data
 def test_the_data_file_loads_as_the_brief_counts_it():
     tasks = rcb.load_tasks()
     assert len(tasks) == 97
@@ -42,3 +43,37 @@ def test_flipped_test_ids_map_back(tmp_path):
                                           "tests/missing.py::test_gone"])
     assert mapped == ["tests/test_x.py::TestRequests::test_HTTP_200_OK_GET[param]",
                       "tests/test_x.py::TestRequests::test_HTTP_200_OK_GET"]
+
+
+def _environment_here(root: Path) -> rcb.Environment:
+    """An Environment over this interpreter (it has pytest), without building a virtualenv."""
+    env = object.__new__(rcb.Environment)
+    env.root, env.venv, env.env = root, Path(sys.prefix), dict(os.environ)
+    return env
+
+
+def test_the_evaluator_counts_passed_failed_skipped_and_ids_that_never_ran(tmp_path):
+    (tmp_path / "test_a.py").write_text(
+        "import pytest\n\ndef test_ok(): pass\n\ndef test_bad(): assert False\n\n"
+        "@pytest.mark.skip(reason='optional dependency')\ndef test_skip(): pass\n")
+    (tmp_path / "test_broken.py").write_text("import no_such_module\n\ndef test_x(): pass\n")
+    env = _environment_here(tmp_path)
+    result = env.run_tests(["test_a.py::test_ok", "test_a.py::test_bad", "test_a.py::test_skip",
+                            "test_broken.py::test_x"], timeout=120)
+    assert (result["passed"], result["failed"], result["skipped"], result["expected"]) == (1, 2, 1, 4)
+    assert result["test_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert not (tmp_path / ".bench-junit.xml").exists()
+
+
+def test_the_declared_test_extra_is_found_in_pyproject_or_setup_cfg(tmp_path):
+    assert rcb._declared_test_extra(tmp_path) is None
+    (tmp_path / "setup.cfg").write_text("[options.extras_require]\ntesting =\n    hypothesis\ndocs = sphinx\n")
+    assert rcb._declared_test_extra(tmp_path) == "testing"
+    (tmp_path / "pyproject.toml").write_text('[project.optional-dependencies]\ntest = ["pytest-mock"]\n')
+    assert rcb._declared_test_extra(tmp_path) == "test"
+
+
+def test_a_damaged_class_misspells_one_of_its_own_methods():
+    source = "class A:\n    def run(self):\n        return self.helper()\n\n    def helper(self):\n        return 1\n"
+    damaged, what = rcb._hallucinate(source, "A")
+    assert what == "self.helper -> self.hepler" and "self.hepler()" in damaged and "def helper" in damaged

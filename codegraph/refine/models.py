@@ -84,7 +84,8 @@ class OpenAIChat(ChatModel):
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 timeout_s: float = 120.0, retries: int = 4, backoff_s: float = 1.0) -> None:
+                 timeout_s: float = 120.0, retries: int = 4, backoff_s: float = 1.0,
+                 temperature: float = 0.0) -> None:
         import os
 
         try:
@@ -99,8 +100,9 @@ class OpenAIChat(ChatModel):
         api_key = api_key or os.environ.get("CODEGRAPH_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
         self.retries, self.backoff_s = retries, backoff_s
+        self.temperature = temperature  # above 0 for several different answers per task (pass@k)
 
-    def complete(self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0) -> Completion:
+    def complete(self, messages: list[Message], *, max_tokens: int = 1024, temperature: float | None = None) -> Completion:
         import time
 
         import openai
@@ -108,7 +110,8 @@ class OpenAIChat(ChatModel):
         for attempt in range(self.retries + 1):
             try:
                 response = self.client.chat.completions.create(
-                    model=self.model, messages=messages, max_tokens=max_tokens, temperature=temperature)
+                    model=self.model, messages=messages, max_tokens=max_tokens,
+                    temperature=self.temperature if temperature is None else temperature)
                 break
             except openai.AuthenticationError:
                 raise ModelError("the endpoint refused the API key: check --api-key / CODEGRAPH_API_KEY") from None

@@ -1,0 +1,1 @@
+"""Benchmarks for codegraph: run each as `python -m benchmarks.<name>` from the repository root."""

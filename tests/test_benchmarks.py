@@ -1,0 +1,95 @@
+"""The benchmark harness's shared parts: metrics, the per-task result store, sharding."""
+
+import json
+from math import prod
+
+import pytest
+
+from benchmarks.metrics import dependency_invocation_rate, pass_at_k, summarise
+from benchmarks.runner import ResultStore, run_all, shard
+
+
+def _product_form(n: int, c: int, k: int) -> float:
+    """The numerically stable form in Chen et al. (2021), as an independent check."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(10, 0, 1), (10, 1, 1), (10, 3, 5), (20, 7, 10), (5, 5, 5), (7, 2, 6)])
+def test_pass_at_k_is_the_unbiased_estimator(n, c, k):
+    assert pass_at_k(n, c, k) == pytest.approx(_product_form(n, c, k))
+
+
+def test_pass_at_k_values_and_bad_input():
+    assert pass_at_k(10, 1, 1) == pytest.approx(0.1)
+    assert pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)
+    with pytest.raises(ValueError, match="at least 5 samples"):
+        pass_at_k(3, 1, 5)
+    with pytest.raises(ValueError):
+        pass_at_k(3, 4, 1)
+
+
+def _sample(success, success_at=None, lint=True, rate=None, dir_=None, iterations=3):
+    return {"success": success, "success_at": success_at, "lint_clean": lint, "test_rate": rate, "dir": dir_,
+            "iterations": iterations, "seconds": 2.0, "prompt_tokens": 100, "completion_tokens": 10}
+
+
+def test_summarise_counts_what_the_samples_say():
+    records = [
+        {"task_id": "a", "samples": [_sample(True, 1, rate=1.0, dir_=1.0), _sample(False, rate=0.5, dir_=0.0)]},
+        {"task_id": "b", "samples": [_sample(True, 3, rate=1.0), _sample(True, 2, rate=1.0)]},
+        {"task_id": "c", "error": "could not install"},
+    ]
+    s = summarise(records, iterations=3)
+    assert s["tasks"] == 2 and s["samples"] == 4
+    assert s["pass@1"] == pytest.approx((0.5 + 1.0) / 2)
+    assert "pass@5" not in s  # two samples per task cannot estimate pass@5
+    assert s["pass_rate_after_iteration"] == [0.25, 0.5, 0.75]
+    assert s["test_rate"] == pytest.approx(0.875) and s["dir"] == pytest.approx(0.5)
+    assert s["prompt_tokens"] == 400 and s["completion_tokens"] == 40
+    assert summarise([{"task_id": "x", "error": "boom"}], 3) == {"tasks": 0}
+
+
+def test_dependency_invocation_rate_counts_calls_and_attribute_use():
+    provided = {"pkg.util.parse_header", "pkg.models.Request", "pkg.util.quote"}
+    code = "def f(x):\n    r = Request(x)\n    return parse_header (r.headers)\n# quote is only mentioned\n"
+    assert dependency_invocation_rate(provided, code) == pytest.approx(2 / 3)
+    assert dependency_invocation_rate(set(), code) is None
+
+
+def _square(task_id: str, options: dict) -> dict:
+    if task_id == "bad":
+        raise RuntimeError("this task breaks")
+    return {"task_id": task_id, "value": int(task_id) ** options["power"]}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_all_writes_one_file_per_task_resumes_and_records_errors(tmp_path, workers):
+    store = ResultStore(tmp_path / "results")
+    first = run_all(_square, ["2", "3", "bad"], store, {"power": 2}, workers=workers)
+    assert sorted(r["task_id"] for r in first) == ["2", "3", "bad"]
+    assert json.loads(store.path("3").read_text())["value"] == 9
+    assert "this task breaks" in json.loads(store.path("bad").read_text())["error"]
+    again = run_all(_square, ["2", "3", "4", "bad"], store, {"power": 2}, workers=workers)
+    assert [r["task_id"] for r in again] == ["4"]  # finished tasks, errors included, are skipped
+    retried = run_all(_square, ["2", "bad"], store, {"power": 2}, workers=workers, retry_errors=True)
+    assert [r["task_id"] for r in retried] == ["bad"]
+    assert not list(store.directory.glob("*.part"))
+    assert {r["task_id"] for r in store.load()} == {"2", "3", "4", "bad"}
+
+
+def test_task_ids_become_safe_file_names(tmp_path):
+    store = ResultStore(tmp_path)
+    assert store.path("a/b c::d").name == "a_b_c__d.json"
+
+
+def test_shards_partition_the_task_list():
+    ids = [str(i) for i in range(10)]
+    parts = [shard(ids, f"{i}/3") for i in range(3)]
+    assert sorted(sum(parts, [])) == sorted(ids) and all(parts)
+    assert shard(ids, None) == ids
+    with pytest.raises(SystemExit, match="I/N"):
+        shard(ids, "three")
+    with pytest.raises(SystemExit, match="0..N-1"):
+        shard(ids, "3/3")
