@@ -1,7 +1,7 @@
 """Repair benchmark: real projects, their own tests, one injected hallucination per case.
 
-    python -m benchmarks.repair_bench [--per-category 4] [--setup SETUP.json] [--model NAME --base-url URL]
-                                      [--out benchmarks/results/repair.json]
+    python -m benchmarks.repair_bench [--per-category 4] [--setup SETUP.json] [--mode cocogen]
+        [--workers 2] [--model NAME --base-url URL [--samples N --temperature T]]
 
 Projects: pinned PyPI source distributions whose test suites pass offline (downloaded by pip into
 benchmarks/.cache). Each project's own suite must pass before its cases count. A project that
@@ -9,34 +9,34 @@ needs more than pytest to test gets its extra packages from --setup, a JSON file
 supplies ({"project": ["pip requirement", ...]}); no install recipe is kept here. Each case: the
 hallucination (from hallucinations.py) is written into the project, the damaged function is
 the task's starting_code, the tests are the project's test files that mention the function,
-and `codegraph refine` runs (offline generator unless --model). Reported: the share of cases
-that end lint-clean and test-passing, pass rate after each iteration, iterations, time, DIR.
+and `codegraph refine` runs (offline generator unless --model). One results file per case under
+benchmarks/results/repair/<run>/ (finished cases are skipped on a rerun); `python -m
+benchmarks.report` turns them into the share that ends lint-clean and test-passing, pass rate
+after each iteration, iterations, time, tokens and DIR.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import textwrap
 import time
-from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.hallucinations import Generator
+from benchmarks.hallucinations import Case, Generator
+from benchmarks.metrics import dependency_invocation_rate, sample_from_run
 from benchmarks.retrieval_bench import SDIST_SKIP, _sdist
+from benchmarks.runner import ResultStore, run_all
 from codegraph.db import connect_readonly
 from codegraph.indexer import index_repository
-from codegraph.refine.loop import refine
-from codegraph.refine.models import OpenAIChat
-from codegraph.refine.offline import OfflineRepairer
-from codegraph.refine.task import Limits, Task
 
 PROJECTS = {
     "idna": "idna==3.7",
@@ -47,6 +47,7 @@ PROJECTS = {
     "marshmallow": "marshmallow==3.21.3",
 }
 TEST_DIR = re.compile(r"(^|/)(tests?)(/|$)|(^|/)test_[^/]*\.py$")
+RESULTS = Path(__file__).parent / "results" / "repair"
 
 
 def _extract(requirement: str, scratch: Path) -> Path:
@@ -60,8 +61,8 @@ def _extract(requirement: str, scratch: Path) -> Path:
 def _pytest(root: Path, args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
     env_path = str(root / "src") if (root / "src").is_dir() else str(root)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args],
-                          cwd=root, capture_output=True, text=True, timeout=timeout,
-                          env={**__import__("os").environ, "PYTHONPATH": env_path})
+                          cwd=root, capture_output=True, text=True, timeout=timeout, check=False,
+                          env={**os.environ, "PYTHONPATH": env_path})
 
 
 def _test_files(root: Path) -> dict[str, str]:
@@ -73,113 +74,151 @@ def _test_files(root: Path) -> dict[str, str]:
     return out
 
 
-def _provided(con, function: str) -> set[str]:
-    return {r[0] for r in con.execute(
-        """SELECT DISTINCT resolved_callee FROM calls WHERE caller_qualname = $q
-           AND resolution IN ('local', 'import', 'self', 'super')""", {"q": function}).fetchall()}
+def _covering_tests(case: Case, tests: dict[str, str]) -> list[str]:
+    leaf = case.function.rpartition(".")[2]
+    covering = sorted(p for p, text in tests.items() if re.search(rf"\b{re.escape(leaf)}\b", text))[:3]
+    if not covering:  # a private helper: the tests of the module that holds it
+        module_leaf = case.module.rpartition(".")[2] or case.module
+        covering = sorted(p for p, text in tests.items()
+                          if re.search(rf"\b(import|from)\s+[\w.]*\b{re.escape(module_leaf)}\b", text))[:8]
+    return covering
 
 
-def main() -> None:
+def _provided(db_path: Path, function: str) -> set[str]:
+    con = connect_readonly(db_path)
+    try:
+        return {r[0] for r in con.execute(
+            """SELECT DISTINCT resolved_callee FROM calls WHERE caller_qualname = $q
+               AND resolution IN ('local', 'import', 'self', 'super')""", {"q": function}).fetchall()}
+    finally:
+        con.close()
+
+
+def prepare(args, scratch: Path) -> tuple[dict, dict]:
+    """Extract, test and index every project; write its cases. Returns (projects, case id -> project)."""
+    setup = json.loads(args.setup.read_text()) if args.setup else {}
+    projects, owners = {}, {}
+    for name, requirement in PROJECTS.items():
+        root = _extract(requirement, scratch)
+        if setup.get(name):
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", *setup[name]], check=True)
+        started = time.perf_counter()
+        suite = _pytest(root, [])
+        projects[name] = {"requirement": requirement, "suite_passes": suite.returncode == 0,
+                          "suite_seconds": round(time.perf_counter() - started, 1),
+                          "suite_tail": suite.stdout.strip().splitlines()[-1:] if suite.stdout else []}
+        if suite.returncode != 0:
+            print(f"{name}: its own test suite does not pass here, skipped ({projects[name]['suite_tail']})")
+            continue
+        report = index_repository(root, scratch / f"{name}.duckdb")
+        con = connect_readonly(report.db_path)  # the same settings as the retriever's connection
+        try:
+            cases = Generator(con, root, name, seed=args.seed, exclude=SDIST_SKIP).generate(args.per_category)
+        finally:
+            con.close()
+        tests = _test_files(root)
+        kept = []
+        for case in cases:
+            covering = _covering_tests(case, tests)
+            if covering:
+                kept.append({**asdict(case), "tests": covering})
+                owners[case.id] = name
+        (scratch / f"{name}.cases.json").write_text(json.dumps(kept))
+        projects[name].update(root=str(root), db=str(report.db_path), files=report.counts["files"], cases=len(kept))
+        print(f"{name}: {report.counts['files']} files, {len(kept)} cases with covering tests", flush=True)
+    return projects, owners
+
+
+_WORKER_COPIES: dict[str, tuple[Path, dict[str, dict]]] = {}
+
+
+def _project_copy(name: str, options: dict) -> tuple[Path, dict[str, dict]]:
+    """This worker's own copy of a project (cases write into it) and the project's cases."""
+    if name not in _WORKER_COPIES:
+        project = options["projects"][name]
+        root = Path(options["scratch"]) / f"{os.getpid()}-{name}"
+        shutil.copytree(project["root"], root, symlinks=True)
+        cases = {c["id"]: c for c in json.loads((Path(options["scratch"]) / f"{name}.cases.json").read_text())}
+        _WORKER_COPIES[name] = (root, cases)
+    return _WORKER_COPIES[name]
+
+
+def case_work(case_id: str, options: dict) -> dict:
+    from codegraph.refine.loop import refine
+    from codegraph.refine.models import OpenAIChat
+    from codegraph.refine.offline import OfflineRepairer
+    from codegraph.refine.task import Limits, Task
+
+    name = options["owners"][case_id]
+    root, cases = _project_copy(name, options)
+    data = cases[case_id]
+    tests = data.pop("tests")
+    case = Case(**{**data, "expected_symbols": tuple(data["expected_symbols"])})
+    db_path = Path(options["projects"][name]["db"])
+    target = root / case.path
+    original = target.read_text(encoding="utf-8")
+    lines = case.text.split("\n")
+    starting = textwrap.dedent("\n".join(lines[case.first_line - 1 : case.last_line])) + "\n"
+    symbol = case.function[len(case.module) + 1 :]
+    provided = _provided(db_path, case.function)
+    record = {**case.summary(), "task_id": case.id, "tests": tests, "run": options["run"], "samples": []}
+    try:
+        target.write_text(case.text, encoding="utf-8")
+        for _ in range(options["run"]["samples"]):
+            model = (OpenAIChat(options["run"]["model"], options["base_url"], options["api_key"],
+                                temperature=options["run"]["temperature"])
+                     if options["run"]["model"] else OfflineRepairer())
+            task = Task(root, case.path, symbol, f"Repair `{symbol}`.", tests, starting, options["run"]["mode"],
+                        Limits(iterations=options["run"]["iterations"], seconds=300, test_seconds=120))
+            run = refine(task, model, db_path=db_path)
+            record["samples"].append(sample_from_run(run, dir_=dependency_invocation_rate(provided, run.code)))
+    finally:
+        target.write_text(original, encoding="utf-8")
+    return record
+
+
+def _print(case_id: str, record: dict) -> None:
+    if "error" in record:
+        print(f"  {case_id}: ERROR {record['error']}", flush=True)
+        return
+    outcome = " ".join("ok" if s["success"] else f"FAIL ({s['stop_reason']})" for s in record["samples"])
+    print(f"  {record['category']:20} {record['function']:50} {outcome}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-category", type=int, default=4)
     parser.add_argument("--setup", type=Path, help="JSON: project -> extra pip requirements for its tests")
+    parser.add_argument("--mode", default="cocogen")
     parser.add_argument("--model", help="an OpenAI-compatible model instead of the offline generator")
     parser.add_argument("--base-url")
     parser.add_argument("--api-key")
+    parser.add_argument("--samples", type=int, default=1, help="answers per case (pass@k needs k of them)")
+    parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--iterations", type=int, default=4)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "repair.json")
-    args = parser.parse_args()
-    setup = json.loads(args.setup.read_text()) if args.setup else {}
-    results, projects = [], {}
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--results", type=Path, help="default: benchmarks/results/repair/<model>-<mode>")
+    args = parser.parse_args(argv)
+    if args.samples > 1 and not args.model:
+        parser.error("the offline generator is deterministic: --samples > 1 needs --model")
+    run = {"model": args.model, "mode": args.mode, "samples": args.samples, "temperature": args.temperature,
+           "iterations": args.iterations, "per_category": args.per_category, "seed": args.seed}
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{args.model or 'offline'}-{args.mode}"
+                  + (f"-n{args.samples}" if args.samples > 1 else ""))
+    store = ResultStore(args.results or RESULTS / name)
     scratch = Path(tempfile.mkdtemp(prefix="codegraph-repair-"))
     try:
-        for name, requirement in PROJECTS.items():
-            root = _extract(requirement, scratch)
-            if setup.get(name):
-                subprocess.run([sys.executable, "-m", "pip", "install", "-q", *setup[name]], check=True)
-            started = time.perf_counter()
-            suite = _pytest(root, [])
-            projects[name] = {"requirement": requirement, "suite_passes": suite.returncode == 0,
-                              "suite_seconds": round(time.perf_counter() - started, 1),
-                              "suite_tail": suite.stdout.strip().splitlines()[-1:] if suite.stdout else []}
-            if suite.returncode != 0:
-                print(f"{name}: its own test suite does not pass here, skipped ({projects[name]['suite_tail']})")
-                continue
-            report = index_repository(root, scratch / f"{name}.duckdb")
-            con = connect_readonly(report.db_path)  # the same settings as the retriever's connection
-            cases = Generator(con, root, name, seed=args.seed, exclude=SDIST_SKIP).generate(args.per_category)
-            tests = _test_files(root)
-            print(f"{name}: {report.counts['files']} files, {len(cases)} cases", flush=True)
-            for case in cases:
-                leaf = case.function.rpartition(".")[2]
-                covering = sorted(p for p, text in tests.items() if re.search(rf"\b{re.escape(leaf)}\b", text))[:3]
-                if not covering:  # a private helper: the tests of the module that holds it
-                    module_leaf = case.module.rpartition(".")[2] or case.module
-                    covering = sorted(p for p, text in tests.items()
-                                      if re.search(rf"\b(import|from)\s+[\w.]*\b{re.escape(module_leaf)}\b", text))[:8]
-                if not covering:
-                    continue
-                target = root / case.path
-                original = target.read_text(encoding="utf-8")
-                lines = case.text.split("\n")
-                starting = textwrap.dedent("\n".join(lines[case.first_line - 1 : case.last_line])) + "\n"
-                symbol = case.function[len(case.module) + 1 :]
-                model = (OpenAIChat(args.model, args.base_url, args.api_key) if args.model else OfflineRepairer())
-                try:
-                    target.write_text(case.text, encoding="utf-8")
-                    task = Task(root, case.path, symbol, f"Repair `{symbol}`.", covering, starting, "cocogen",
-                                Limits(iterations=args.iterations, seconds=300, test_seconds=120))
-                    run = refine(task, model, db_path=report.db_path)
-                finally:
-                    target.write_text(original, encoding="utf-8")
-                provided = _provided(con, case.function)
-                used = {q for q in provided if re.search(rf"\b{re.escape(q.rpartition('.')[2])}\b", run.code)}
-                success_at = next((it.number for it in run.iterations if it.tests and it.tests["passed"]), None)
-                results.append({**case.summary(), "tests": covering, "success": run.success,
-                                "lint_clean": run.lint_clean, "tests_passed": run.tests_passed,
-                                "iterations": len(run.iterations), "success_at": success_at,
-                                "stop_reason": run.stop_reason, "seconds": round(run.seconds, 2),
-                                "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens,
-                                "dir": round(len(used) / len(provided), 3) if provided else None,
-                                "repairs": [r for it in run.iterations for r in it.repairs]})
-                print(f"  {case.category:20} {symbol:40} {'ok' if run.success else 'FAIL'} {run.stop_reason}",
-                      flush=True)
-            con.close()
+        projects, owners = prepare(args, scratch)
+        options = {"projects": projects, "owners": owners, "scratch": str(scratch), "run": run,
+                   "base_url": args.base_url, "api_key": args.api_key}
+        written = run_all(case_work, list(owners), store, options, workers=args.workers, progress=_print)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    summary = summarise(results, args.iterations)
-    summary["projects"] = projects
-    summary["model"] = args.model or "offline"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "cases": results}, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in summary.items() if k != "projects"}, indent=2))
-    print(f"wrote {args.out}")
-
-
-def summarise(results: list[dict], iterations: int) -> dict:
-    def block(rows):
-        if not rows:
-            return {"cases": 0}
-        dirs = [r["dir"] for r in rows if r["dir"] is not None]
-        return {
-            "cases": len(rows),
-            "pass@1": round(sum(r["success"] for r in rows) / len(rows), 3),
-            "lint_clean_rate": round(sum(r["lint_clean"] for r in rows) / len(rows), 3),
-            "pass_rate_after_iteration": [round(sum(1 for r in rows if r["success_at"] and r["success_at"] <= k)
-                                                / len(rows), 3) for k in range(1, iterations + 1)],
-            "iterations_mean": round(statistics.mean(r["iterations"] for r in rows), 2),
-            "seconds_p50": round(statistics.median(r["seconds"] for r in rows), 2),
-            "dir_mean": round(statistics.mean(dirs), 3) if dirs else None,
-            "tokens": sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows),
-        }
-
-    by_category, by_project = defaultdict(list), defaultdict(list)
-    for r in results:
-        by_category[r["category"]].append(r)
-        by_project[r["corpus"]].append(r)
-    return {"overall": block(results), "by_category": {k: block(v) for k, v in sorted(by_category.items())},
-            "by_project": {k: block(v) for k, v in sorted(by_project.items())}}
+    store.directory.mkdir(parents=True, exist_ok=True)
+    (store.directory.parent / f"{name}.projects.json").write_text(json.dumps(
+        {k: {f: v for f, v in p.items() if f not in ("root", "db")} for k, p in projects.items()}, indent=1) + "\n")
+    print(f"{len(written)} case(s) run, {len(owners) - len(written)} already done; results in {store.directory}")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "repoclassbench" / "python_data.json"
@@ -98,11 +98,41 @@ def fix_commit(git_dir: Path, task: BenchTask) -> str:
     return task.base_commit
 
 
-def checkout(git_dir: Path, commit: str, dest: Path) -> None:
-    data = subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit], capture_output=True, check=True).stdout
+def checkout(git_dir: Path, commit: str, dest: Path) -> list[str]:
+    """Write the commit's tree into `dest`; returns the paths whose blobs the clone lacks (a
+    partial or size-capped mirror), which `git archive` would refuse outright."""
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit], capture_output=True, check=False)
+    if archive.returncode == 0:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+        return []
+    entries = [line.split("\t", 1) for line in git(git_dir, "ls-tree", "-r", "-z", commit).split("\0") if line]
+    missing: list[str] = []
+    with subprocess.Popen(["git", f"--git-dir={git_dir}", "cat-file", "--batch"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE) as batch:
+        for meta, path in entries:
+            mode, kind, sha = meta.split()
+            if kind != "blob":
+                continue  # submodules
+            batch.stdin.write(sha.encode() + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if len(header) < 3:  # "<sha> missing"
+                missing.append(path)
+                continue
+            data = batch.stdout.read(int(header[2]))
+            batch.stdout.read(1)
+            target = dest / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if mode == "120000":
+                target.symlink_to(data.decode())
+            else:
+                target.write_bytes(data)
+                if mode == "100755":
+                    target.chmod(0o755)
+        batch.stdin.close()
+    return missing
 
 
 _CLASS = re.compile(r"^class\s+(\w+)", re.M)
@@ -225,8 +255,11 @@ class Environment:
         """Expected ids whose parameter ids this commit generates differently are replaced by the
         ids pytest actually collects for the same test function (it refuses unknown ids)."""
         files = sorted({t.split("::")[0] for t in tests})
-        proc = subprocess.run([self.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
-                              cwd=self.root, capture_output=True, text=True, env=self.env)
+        try:
+            proc = subprocess.run([self.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                   *files], cwd=self.root, capture_output=True, text=True, env=self.env, timeout=600)
+        except subprocess.TimeoutExpired:
+            return tests
         known = [line.strip() for line in proc.stdout.splitlines() if "::" in line]
         if not known:
             return tests
@@ -326,6 +359,7 @@ class Prepared:
     root: Path
     env: Environment | None = None
     error: str | None = None
+    missing: list[str] = field(default_factory=list)  # files absent from the clone
     db_path: Path | None = None
     seconds: float = 0.0
 
@@ -339,8 +373,7 @@ def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepare
     prep = _PREPARED.get(commit)
     if prep is None:
         root = Path(options["scratch"]) / f"{os.getpid()}-{commit[:12]}"
-        checkout(git_dir, commit, root)
-        prep = _PREPARED[commit] = Prepared(commit, root)
+        prep = _PREPARED[commit] = Prepared(commit, root, missing=checkout(git_dir, commit, root))
         try:
             prep.env = Environment(root, options.get("extra", []), describe(git_dir, commit))
             prep.seconds = prep.env.install_seconds
@@ -355,6 +388,8 @@ def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepare
 
 def _base_record(task: BenchTask, prep: Prepared) -> dict:
     record = {"task_id": task.task_id, "repo": task.repo, "commit": prep.commit, "environment": prep.root.name}
+    if prep.missing:
+        record["missing_files"] = prep.missing
     if prep.env is not None:
         record.update(install_seconds=round(prep.env.install_seconds, 1), venv_mb=round(prep.env.disk_mb()),
                       lock_pins_failed=prep.env.lock_failures)

@@ -77,3 +77,27 @@ def test_a_damaged_class_misspells_one_of_its_own_methods():
     source = "class A:\n    def run(self):\n        return self.helper()\n\n    def helper(self):\n        return 1\n"
     damaged, what = rcb._hallucinate(source, "A")
     assert what == "self.helper -> self.hepler" and "self.hepler()" in damaged and "def helper" in damaged
+
+
+def test_checkout_writes_what_a_size_capped_clone_has_and_lists_what_it_lacks(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("class A:\n    pass\n")
+    (repo / "pkg" / "big.h5").write_bytes(b"\0" * 1000)
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    complete = rcb.checkout(repo / ".git", commit, tmp_path / "a")
+    assert complete == [] and (tmp_path / "a" / "pkg" / "big.h5").stat().st_size == 1000
+    big = subprocess.run([*git, "rev-parse", "HEAD:pkg/big.h5"], capture_output=True, text=True, check=True).stdout.strip()
+    (repo / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a size-capped mirror looks like
+    missing = rcb.checkout(repo / ".git", commit, tmp_path / "b")
+    assert missing == ["pkg/big.h5"]
+    assert (tmp_path / "b" / "pkg" / "mod.py").read_text() == "class A:\n    pass\n"
+    assert (tmp_path / "b" / "run.sh").stat().st_mode & 0o111
