@@ -53,7 +53,7 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.mean(values), 3) if values else None
 
 
-def summarise(records: list[dict], iterations: int, ks: Iterable[int] = (1, 5, 10)) -> dict:
+def summarise(records: list[dict], iterations: int, ks: Iterable[int] = (1, 3, 5, 10)) -> dict:
     """Aggregate task records ({"samples": [sample, ...], ...}) into the benchmark's figures."""
     records = [r for r in records if r.get("samples")]
     if not records:

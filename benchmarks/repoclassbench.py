@@ -202,31 +202,46 @@ def _declared_test_extra(root: Path) -> str | None:
 
 
 class Environment:
-    """A virtualenv with the checkout installed by its own declared means."""
+    """A virtualenv with the checkout installed by its own declared means.
 
-    def __init__(self, root: Path, extra: list[str], version: str | None = None) -> None:
+    With `as_of` (the commit's date) dependencies resolve as they were on that day (uv's
+    `--exclude-newer`), so an old commit gets the numpy or wrapt it was written against instead of
+    today's releases; a PDM lock's exact pins are used where the checkout has one.
+    """
+
+    def __init__(self, root: Path, extra: list[str], version: str | None = None, *,
+                 python: str | None = None, as_of: str | None = None) -> None:
         self.root = root
         self.venv = root.parent / (root.name + "-venv")
         started = time.perf_counter()
         # a checkout from `git archive` has no history: tell setuptools-scm the version it would find
-        self.env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": version or "0.0.0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-        subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
-        pip = [str(self.venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+        self.env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": version or "0.0.0",
+                    "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        self.env.pop("VIRTUAL_ENV", None)
+        uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+        if not Path(uv).is_file():
+            raise InstallError("uv is missing: pip install 'codegraph[bench]' (or pip install uv)")
+        self._run([uv, "venv", "-q", "--seed", "-p", python or sys.executable, str(self.venv)], required=True)
+        pip = [uv, "pip", "install", "-q", "--python", self.python, *(["--exclude-newer", as_of] if as_of else [])]
         self.lock_failures = self._install_lock(pip, root)
         test_extra = _declared_test_extra(root)
         target = f"{root}[{test_extra}]" if test_extra else str(root)
-        self._pip([*pip, "-e", target, *(["--no-deps"] if (root / "pdm.lock").is_file() else [])], required=True)
+        self._run([*pip, "-e", target, *(["--no-deps"] if (root / "pdm.lock").is_file() else [])], required=True)
         for name in ("requirements-dev.txt", "requirements/tests.txt", "requirements-test.txt", "requirements_test.txt"):
             if (root / name).is_file():
-                self._pip([*pip, "-r", str(root / name)], required=False)
-        self._pip([*pip, "pytest", *extra], required=True)
+                self._run([*pip, "-r", str(root / name)], required=False)
+        self._run([*pip, "pytest", *extra], required=True)
         self.install_seconds = time.perf_counter() - started
+        self.as_of = as_of
+        self.python_version = subprocess.run([self.python, "-c", "import platform; print(platform.python_version())"],
+                                             capture_output=True, text=True, check=False).stdout.strip()
 
-    def _pip(self, cmd: list[str], required: bool) -> bool:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, cwd=self.root)
+    def _run(self, cmd: list[str], required: bool) -> bool:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, cwd=self.root, check=False)
         if proc.returncode != 0 and required:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-6:])
-            raise InstallError(f"`pip install {' '.join(cmd[5:])}` failed:\n{tail}")
+            raise InstallError(f"`{' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))}` "
+                               f"failed:\n{tail}")
         return proc.returncode == 0
 
     def _install_lock(self, pip: list[str], root: Path) -> list[str]:
@@ -240,9 +255,10 @@ class Environment:
         pins = [f"{p['name']}=={p['version']}" + (f"; {p['marker']}" if p.get("marker") else "") for p in packages]
         req = root.parent / (root.name + "-lock.txt")
         req.write_text("\n".join(pins) + "\n")
-        if self._pip([*pip, "--no-deps", "-r", str(req)], required=False):
+        pinned = [c for c in pip if c != "--exclude-newer" and not re.fullmatch(r"\d{4}-\d\d-\d\dT.*", c)]
+        if self._run([*pinned, "--no-deps", "-r", str(req)], required=False):
             return []
-        return [pin for pin in pins if not self._pip([*pip, "--no-deps", pin], required=False)]
+        return [pin for pin in pins if not self._run([*pinned, "--no-deps", pin], required=False)]
 
     def disk_mb(self) -> float:
         return sum(p.stat().st_size for p in self.venv.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
@@ -289,13 +305,16 @@ class Environment:
                 break
             output = proc.stdout + proc.stderr
             tail = output.strip().splitlines()[-8:]
-            # pytest runs nothing when one named id cannot be collected: drop that file's ids, rerun the rest
-            broken = set()
-            for named in re.findall(r"found no collectors for (\S+)", output):
-                path = Path(named.split("::")[0])
-                broken.add(path.relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix())
-            if proc.returncode == 4 and broken:
-                remaining = [t for t in remaining if t.split("::")[0] not in broken]
+            # pytest runs nothing when one named id cannot be collected: drop what it names (a whole
+            # file when the file does not import, else the one id) and run the rest
+            dropped = set()
+            for kind, named in re.findall(r"(found no collectors for|ERROR: not found:) (\S+)", output):
+                path, _, rest = named.partition("::")
+                rel = Path(path).relative_to(self.root).as_posix() if Path(path).is_absolute() else path
+                dropped |= {t for t in remaining if (t.split("::")[0] == rel if kind.startswith("found")
+                                                     else t == f"{rel}::{rest}")}
+            if proc.returncode == 4 and dropped:
+                remaining = [t for t in remaining if t not in dropped]
                 continue
             if report.exists():
                 for case in ET.parse(report).getroot().iter("testcase"):
@@ -375,7 +394,9 @@ def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepare
         root = Path(options["scratch"]) / f"{os.getpid()}-{commit[:12]}"
         prep = _PREPARED[commit] = Prepared(commit, root, missing=checkout(git_dir, commit, root))
         try:
-            prep.env = Environment(root, options.get("extra", []), describe(git_dir, commit))
+            as_of = git(git_dir, "show", "-s", "--format=%cI", commit).strip() if options.get("as_of_commit") else None
+            prep.env = Environment(root, options.get("extra", []), describe(git_dir, commit),
+                                   python=options.get("python"), as_of=as_of)
             prep.seconds = prep.env.install_seconds
         except InstallError as exc:
             prep.error = str(exc)
@@ -392,7 +413,8 @@ def _base_record(task: BenchTask, prep: Prepared) -> dict:
         record["missing_files"] = prep.missing
     if prep.env is not None:
         record.update(install_seconds=round(prep.env.install_seconds, 1), venv_mb=round(prep.env.disk_mb()),
-                      lock_pins_failed=prep.env.lock_failures)
+                      lock_pins_failed=prep.env.lock_failures, python=prep.env.python_version,
+                      deps_as_of=prep.env.as_of)
     return record
 
 
@@ -586,6 +608,10 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--shard", help="I/N: this machine's share of the tasks")
         p.add_argument("--test-seconds", type=float, default=900)
         p.add_argument("--retry-errors", action="store_true", help="rerun tasks whose record is an error")
+        p.add_argument("--rerun", action="store_true", help="rerun the selected tasks even if they have results")
+        p.add_argument("--python", help="interpreter for the project's virtualenv (default: this one)")
+        p.add_argument("--latest-deps", action="store_true",
+                       help="resolve dependencies as of today instead of as of the commit's date")
         p.add_argument("--results", type=Path, help="results directory (default benchmarks/results/repoclassbench/...)")
         if command == "run":
             p.add_argument("--generator", choices=("replay", "offline", "openai"), required=True)
@@ -611,6 +637,7 @@ def main(argv: list[str] | None = None) -> None:
     ids = shard(_selected(args), args.shard)
     scratch = Path(tempfile.mkdtemp(prefix="codegraph-rcb-"))
     options = {"git_dir": str(args.git_dir.resolve()), "scratch": str(scratch), "test_seconds": args.test_seconds,
+               "python": args.python, "as_of_commit": not args.latest_deps,
                "extra": json.loads(args.setup.read_text()).get(args.repo, []) if args.setup else []}
     if args.command == "sanity":
         store, work = ResultStore(args.results or RESULTS / "sanity"), sanity_work
@@ -620,7 +647,7 @@ def main(argv: list[str] | None = None) -> None:
         store, work = ResultStore(args.results or RESULTS / "runs" / _run_name(args)), run_work
     try:
         written = run_all(work, ids, store, options, workers=args.workers, retry_errors=args.retry_errors,
-                          progress=_print)
+                          rerun=args.rerun, progress=_print)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{len(written)} task(s) run, {len(ids) - len(written)} already done; results in {store.directory}")

@@ -46,7 +46,7 @@ def _iterations(records: list[dict]) -> int:
     return max((s.get("iterations", 1) for r in records for s in r.get("samples", [])), default=1)
 
 
-SUMMARY_COLUMNS = ["tasks", "samples", "pass@1", "pass@5", "pass@10", "test_rate", "lint_clean_rate", "dir",
+SUMMARY_COLUMNS = ["tasks", "samples", "pass@1", "pass@3", "pass@5", "pass@10", "test_rate", "lint_clean_rate", "dir",
                    "pass_rate_after_iteration", "iterations_mean", "seconds_p50", "prompt_tokens",
                    "completion_tokens"]
 

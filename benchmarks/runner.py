@@ -73,12 +73,13 @@ def _guarded(work: Callable[[str, dict], dict], task_id: str, options: dict) -> 
 
 
 def run_all(work: Callable[[str, dict], dict], task_ids: Iterable[str], store: ResultStore, options: dict,
-            *, workers: int = 1, retry_errors: bool = False,
+            *, workers: int = 1, retry_errors: bool = False, rerun: bool = False,
             progress: Callable[[str, dict], None] | None = None) -> list[dict]:
-    """Run `work` for each task not yet in the store; returns the records written by this run."""
+    """Run `work` for each task not yet in the store (every task with `rerun`); returns the
+    records written by this run."""
     todo = []
     for task_id in task_ids:
-        if store.done(task_id):
+        if store.done(task_id) and not rerun:
             previous = json.loads(store.path(task_id).read_text(encoding="utf-8"))
             if not (retry_errors and "error" in previous):
                 continue

@@ -75,6 +75,8 @@ def test_run_all_writes_one_file_per_task_resumes_and_records_errors(tmp_path, w
     assert [r["task_id"] for r in again] == ["4"]  # finished tasks, errors included, are skipped
     retried = run_all(_square, ["2", "bad"], store, {"power": 2}, workers=workers, retry_errors=True)
     assert [r["task_id"] for r in retried] == ["bad"]
+    assert sorted(r["task_id"] for r in run_all(_square, ["2", "3"], store, {"power": 3}, rerun=True)) == ["2", "3"]
+    assert json.loads(store.path("3").read_text())["value"] == 27
     assert not list(store.directory.glob("*.part"))
     assert {r["task_id"] for r in store.load()} == {"2", "3", "4", "bad"}
 

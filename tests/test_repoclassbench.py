@@ -59,9 +59,9 @@ def test_the_evaluator_counts_passed_failed_skipped_and_ids_that_never_ran(tmp_p
     (tmp_path / "test_broken.py").write_text("import no_such_module\n\ndef test_x(): pass\n")
     env = _environment_here(tmp_path)
     result = env.run_tests(["test_a.py::test_ok", "test_a.py::test_bad", "test_a.py::test_skip",
-                            "test_broken.py::test_x"], timeout=120)
-    assert (result["passed"], result["failed"], result["skipped"], result["expected"]) == (1, 2, 1, 4)
-    assert result["test_rate"] == pytest.approx(1 / 3, abs=1e-3)
+                            "test_broken.py::test_x", "test_a.py::test_gone"], timeout=120)
+    assert (result["passed"], result["failed"], result["skipped"], result["expected"]) == (1, 3, 1, 5)
+    assert result["test_rate"] == pytest.approx(1 / 4, abs=1e-3)
     assert not (tmp_path / ".bench-junit.xml").exists()
 
 

@@ -79,7 +79,7 @@ def test_function_redefined_points_at_the_existing_definition(repo, retriever, l
 SAMPLE_PARAMS = {
     "import_error": {"module": "shop.modls", "last": "modls"},
     "names_in_module_like": {"module": "shop.models", "name": "Itme"},
-    "members_like": {"owner": "shop.pricing.Special", "name": "describ"},
+    "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": []},
     "undefined_name": {"name": "Cart", "module": "run"},
     "callee": {"qualname": "shop.pricing.total"},
     "definition": {"qualname": "shop.models.Item.TAX"},
@@ -102,7 +102,7 @@ def test_every_template_runs_on_the_fixture_database(retriever, template):
 
 
 def test_did_you_mean_ranks_the_near_miss_first(retriever):
-    _, rows = retriever.run_template("members_like", {"owner": "Cart", "name": "totl"})
+    _, rows = retriever.run_template("members_like", {"owner": "Cart", "name": "totl", "local": []})
     assert rows[0]["qualname"] == "shop.models.Cart.total"
     _, rows = retriever.run_template("import_error", {"module": "shop.modls", "last": "modls"})
     assert rows[0]["qualname"] == "shop.models"
@@ -189,3 +189,18 @@ def test_helpers():
     assert extract_sql("I think SELECT name FROM classes") == "SELECT name FROM classes"
     assert query_terms("parseFloat in self.json_decoder") == ["parsefloat", "parse", "float", "json_decoder",
                                                                 "json", "decoder"]
+
+
+def test_a_class_being_written_offers_its_own_members_before_the_graph_knows_them(repo, retriever, linter):
+    path = repo / "src" / "shop" / "basket.py"
+    path.write_text("class Basket:\n    def __init__(self):\n        self.items = []\n\n"
+                    "    def total_price(self):\n        return sum(self.items)\n\n"
+                    "    def report(self):\n        return self.totl_price()\n")
+    try:
+        diagnostics = [d for d in linter.lint(path) if d.symbol == "no-member"]
+        assert diagnostics, "pylint should flag self.totl_price"
+        result = retriever.retrieve(Candidate.from_file(path), diagnostics[0])
+    finally:
+        path.unlink()
+    assert result.source == "rule" and result.params["local"] == ["__init__", "items", "report", "total_price"]
+    assert result.rows[0]["name"] == "total_price"

@@ -90,7 +90,8 @@ def _no_member_on_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
                     break
     if qualname is None:
         qualname = resolve_in_candidate(ctx.graph, cand, owner, d.line)
-    return {"owner": qualname or owner, "name": name}
+    local = sorted(cand.own_members(klass)) if klass and klass.rpartition(".")[2] == owner else []
+    return {"owner": qualname or owner, "name": name, "local": local}
 
 
 def _undefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
