@@ -178,6 +178,9 @@ class InstallError(Exception):
     pass
 
 
+BUILD_TOOLS = ("setuptools", "wheel", "setuptools-scm")
+
+
 def _declared_test_extra(root: Path) -> str | None:
     """The checkout's own extra for running tests, if it declares one."""
     import configparser
@@ -222,7 +225,13 @@ class Environment:
         if not Path(uv).is_file():
             raise InstallError("uv is missing: pip install 'codegraph[bench]' (or pip install uv)")
         self._run([uv, "venv", "-q", "--seed", "-p", python or sys.executable, str(self.venv)], required=True)
-        pip = [uv, "pip", "install", "-q", "--python", self.python, *(["--exclude-newer", as_of] if as_of else [])]
+        pip = [uv, "pip", "install", "-q", "--python", self.python]
+        if as_of:  # the build backend stays current: editable installs need PEP 660 (setuptools >= 64)
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            pip += ["--exclude-newer", as_of, *(f for tool in BUILD_TOOLS
+                                                for f in ("--exclude-newer-package", f"{tool}={now}"))]
+        if as_of:  # what `import pkg_resources` and friends found in an environment of that day
+            self._run([*pip[:6], "--exclude-newer", as_of, "setuptools", "wheel"], required=False)
         self.lock_failures = self._install_lock(pip, root)
         test_extra = _declared_test_extra(root)
         target = f"{root}[{test_extra}]" if test_extra else str(root)
@@ -255,7 +264,7 @@ class Environment:
         pins = [f"{p['name']}=={p['version']}" + (f"; {p['marker']}" if p.get("marker") else "") for p in packages]
         req = root.parent / (root.name + "-lock.txt")
         req.write_text("\n".join(pins) + "\n")
-        pinned = [c for c in pip if c != "--exclude-newer" and not re.fullmatch(r"\d{4}-\d\d-\d\dT.*", c)]
+        pinned = pip[: pip.index("--python") + 2]
         if self._run([*pinned, "--no-deps", "-r", str(req)], required=False):
             return []
         return [pin for pin in pins if not self._run([*pinned, "--no-deps", pin], required=False)]
