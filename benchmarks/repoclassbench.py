@@ -224,14 +224,15 @@ class Environment:
         uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
         if not Path(uv).is_file():
             raise InstallError("uv is missing: pip install 'codegraph[bench]' (or pip install uv)")
-        self._run([uv, "venv", "-q", "--seed", "-p", python or sys.executable, str(self.venv)], required=True)
+        self._run([uv, "venv", "-q", "-p", python or sys.executable, str(self.venv)], required=True)
         pip = [uv, "pip", "install", "-q", "--python", self.python]
         if as_of:  # the build backend stays current: editable installs need PEP 660 (setuptools >= 64)
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             pip += ["--exclude-newer", as_of, *(f for tool in BUILD_TOOLS
                                                 for f in ("--exclude-newer-package", f"{tool}={now}"))]
-        if as_of:  # what `import pkg_resources` and friends found in an environment of that day
-            self._run([*pip[:6], "--exclude-newer", as_of, "setuptools", "wheel"], required=False)
+        # the seed packages of that day: tests that `import pkg_resources` need a setuptools that has it
+        self._run([*pip[:6], *(["--exclude-newer", as_of] if as_of else []), "pip", "setuptools", "wheel"],
+                  required=True)
         self.lock_failures = self._install_lock(pip, root)
         test_extra = _declared_test_extra(root)
         target = f"{root}[{test_extra}]" if test_extra else str(root)

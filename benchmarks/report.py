@@ -30,7 +30,10 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _table(header: list[str], rows: list[list]) -> list[str]:
+def _table(header: list[str], rows: list[list], drop_empty: bool = False) -> list[str]:
+    if drop_empty and rows:  # metrics no run has (pass@5 with one sample per task)
+        keep = [i for i in range(len(header)) if any(row[i] is not None for row in rows)]
+        header, rows = [header[i] for i in keep], [[row[i] for i in keep] for row in rows]
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(_fmt(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
     return out + [""]
@@ -117,8 +120,8 @@ def render_markdown(data: dict) -> str:
     header = ["run", *SUMMARY_COLUMNS]
     if data["rcb_runs"]:
         lines += ["## RepoClassBench: refine runs", ""]
-        lines += _table(header, _summary_rows(data["rcb_runs"]))
-        lines += _table(["run", "repo", *SUMMARY_COLUMNS], _summary_rows(data["rcb_runs"], "repo"))
+        lines += _table(header, _summary_rows(data["rcb_runs"]), drop_empty=True)
+        lines += _table(["run", "repo", *SUMMARY_COLUMNS], _summary_rows(data["rcb_runs"], "repo"), drop_empty=True)
         for name, records in data["rcb_runs"].items():
             lines += [f"### {name}", ""]
             rows = []
@@ -132,11 +135,11 @@ def render_markdown(data: dict) -> str:
             lines += _table(["task", "error", "success", "test rate", "DIR", "input", "stop"], rows)
     if data["repair_runs"]:
         lines += ["## Repair benchmark", ""]
-        lines += _table(header, _summary_rows(data["repair_runs"]))
+        lines += _table(header, _summary_rows(data["repair_runs"]), drop_empty=True)
         lines += ["By category:", ""] + _table(["run", "category", *SUMMARY_COLUMNS],
-                                                _summary_rows(data["repair_runs"], "category"))
+                                                _summary_rows(data["repair_runs"], "category"), drop_empty=True)
         lines += ["By project:", ""] + _table(["run", "project", *SUMMARY_COLUMNS],
-                                               _summary_rows(data["repair_runs"], "corpus"))
+                                               _summary_rows(data["repair_runs"], "corpus"), drop_empty=True)
         for name, projects in data["repair_projects"].items():
             lines += [f"Projects of {name}:", ""]
             lines += _table(["project", "requirement", "own suite passes", "suite", "files", "cases"],
