@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     run = {"model": args.model, "mode": args.mode, "samples": args.samples, "temperature": args.temperature,
            "iterations": args.iterations, "per_category": args.per_category, "seed": args.seed}
     name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{args.model or 'offline'}-{args.mode}"
-                  + (f"-n{args.samples}" if args.samples > 1 else ""))
+                  + (f"-n{args.samples}" if args.samples > 1 else "")
+                  + (f"-pc{args.per_category}" if args.per_category != 4 else ""))
     store = ResultStore(args.results or RESULTS / name)
     scratch = Path(tempfile.mkdtemp(prefix="codegraph-repair-"))
     try:

@@ -12,9 +12,11 @@ uses the public repository instead, at the upstream fix commit of the task's SWE
 (the "Merge pull request #N" commit after the base commit; else the base commit), and maps
 flipped names back by matching them case-insensitively against the upstream code; each record
 keeps the mapping and how similar the upstream class is to the ground truth. The checkout is
-installed by its own declared means (`pip install -e .`, a PDM lock's pins, requirements-dev.txt
-or a requirements/tests file) in a private virtualenv; extra per-repository steps come from a
-JSON file the user supplies ({"owner/name": ["pip requirement", ...]}).
+installed by its own declared means (`-e .[test extra]`, a PDM lock's pins, requirements-dev.txt
+or a requirements/tests file) in a private virtualenv made by uv, with dependencies resolved as
+of the commit's date (`--exclude-newer`; `--latest-deps` turns that off) and the interpreter of
+`--python`; extra per-repository steps come from a JSON file the user supplies
+({"owner/name": ["pip requirement", ...]}).
 
 `sanity` shows, per task, that the upstream class passes the expected tests and that replacing
 it with a placeholder makes them fail. `run` removes the class (placeholder), indexes that state,
