@@ -190,3 +190,12 @@ def test_rrr_mode_adds_class_info_for_classes_the_description_names(example):
     assert result.success
     prompt = model.calls[0][-1]["content"]
     assert "class shop.models.Cart" in prompt and "count(self) -> int" in prompt
+
+
+def test_a_syntax_error_the_candidate_causes_below_itself_is_not_lint_clean(example):
+    broken = 'def summarize(cart: Cart, rate: float = 0.1) -> str:\n    """Summarize the cart\n'
+    model = ScriptedModel([f"```python\n{broken}```", f"```python\n{GOOD}```"])
+    result = refine(_task(example, starting_code=None), model)
+    first = result.iterations[0]
+    assert not first.lint_clean and any(d["symbol"] == "syntax-error" for d in first.diagnostics)
+    assert result.success and len(result.iterations) == 2

@@ -249,7 +249,8 @@ class Refiner:
                 self.target.write_text(spliced.text, encoding="utf-8")
                 t = time.perf_counter()
                 diagnostics = [d for d in self.linter.lint(self.target)
-                               if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines]
+                               if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines
+                               or d.symbol == "syntax-error"]  # a candidate can break the lines after it
                 it.timings["lint"] = time.perf_counter() - t
                 it.diagnostics = [d.to_dict() for d in diagnostics]
                 retrievals = []
