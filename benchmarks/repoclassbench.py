@@ -560,7 +560,8 @@ def run_work(task_id: str, options: dict) -> dict:
             sample = sample_from_run(run, test_rate=evaluation["test_rate"] or 0.0,
                                      dir_=dependency_invocation_rate(provided, run.code))
             sample.update(note=note, evaluation={k: evaluation[k] for k in ("passed", "failed", "skipped")},
-                          per_iteration=[{"number": it.number, "diagnostics": len(it.diagnostics),
+                          per_iteration=[{"number": it.number,
+                                          "diagnostics": [f"{d['symbol']}: {d['message']}" for d in it.diagnostics][:5],
                                           "retrievals": len(it.retrievals), "repairs": it.repairs,
                                           "tests_passed": it.tests.get("passed") if it.tests else None}
                                          for it in run.iterations])

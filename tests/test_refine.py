@@ -94,6 +94,13 @@ def test_empty_and_prose_only_answers_do_not_crash(example):
     assert result.success and result.iterations[0].code == ""
 
 
+def test_an_empty_last_answer_keeps_the_last_real_attempt(example):
+    model = ScriptedModel([f"```python\n{HALLUCINATED}```", "I give up."])
+    result = refine(_task(example, starting_code=None), model)
+    assert not result.success and result.iterations[-1].code == ""
+    assert "apply_discnt" in result.code and "apply_discnt" in result.diff
+
+
 def test_offline_generator_needs_starting_code(example):
     with pytest.raises(Exception, match="starting_code"):
         refine(_task(example, starting_code=None))

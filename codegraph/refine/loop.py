@@ -312,7 +312,8 @@ class Refiner:
             new = self._generate(context if not self.switches["lint_feedback"] or self.switches["structural"] else "",
                                  code, feedback, it)
             code = new or ""
-        final = iterations[-1]
+        # an empty last answer does not undo the attempts before it
+        final = next((it for it in reversed(iterations) if it.code.strip()), iterations[-1])
         lint_clean = bool(final.code.strip()) and final.lint_clean
         success = lint_clean and (tests_passed is True or (not self.task.tests and lint_clean))
         final_text = splice(self.original, self.task.symbol, final.code).text if final.code.strip() else self.original
