@@ -367,6 +367,28 @@ def _hallucinate(source: str, class_name: str) -> tuple[str, str] | None:
     return None
 
 
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower(), autojunk=False).ratio()
+
+
+@functools.cache
+def task_commit(git_dir: Path, task_id: str) -> tuple[str, dict[str, float]]:
+    """The commit whose class matches the task's ground truth best: the private snapshots sit at
+    the instance's base commit for some repositories and after its fix for others (a class the
+    fix adds exists only there). Returns (commit, similarity per candidate)."""
+    task = tasks_by_id()[task_id]
+    scores: dict[str, float] = {}
+    for commit in dict.fromkeys([fix_commit(git_dir, task), task.base_commit]):
+        try:
+            source = git(git_dir, "show", f"{commit}:{task.file}")
+        except subprocess.CalledProcessError:
+            scores[commit] = 0.0
+            continue
+        span = class_span(source, task.class_name)
+        scores[commit] = _similarity("\n".join(source.split("\n")[span[0]:span[1]]), task.ground_truth) if span else 0.0
+    return max(scores, key=lambda c: scores[c]), {c[:12]: round(v, 3) for c, v in scores.items()}
+
+
 @functools.cache
 def tasks_by_id() -> dict[str, BenchTask]:
     return {t.task_id: t for t in load_tasks()}
@@ -400,7 +422,7 @@ _PREPARED: dict[str, Prepared] = {}
 
 def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepared:
     git_dir = Path(options["git_dir"])
-    commit = fix_commit(git_dir, task)
+    commit = task_commit(git_dir, task.task_id)[0]
     prep = _PREPARED.get(commit)
     if prep is None:
         root = Path(options["scratch"]) / f"{os.getpid()}-{commit[:12]}"
@@ -419,8 +441,9 @@ def prepare(task: BenchTask, options: dict, with_index: bool = False) -> Prepare
     return prep
 
 
-def _base_record(task: BenchTask, prep: Prepared) -> dict:
-    record = {"task_id": task.task_id, "repo": task.repo, "commit": prep.commit, "environment": prep.root.name}
+def _base_record(task: BenchTask, prep: Prepared, options: dict) -> dict:
+    record = {"task_id": task.task_id, "repo": task.repo, "commit": prep.commit, "environment": prep.root.name,
+              "commit_candidates": task_commit(Path(options["git_dir"]), task.task_id)[1]}
     if prep.missing:
         record["missing_files"] = prep.missing
     if prep.env is not None:
@@ -432,15 +455,14 @@ def _base_record(task: BenchTask, prep: Prepared) -> dict:
 
 def _mapping(task: BenchTask, source: str, span: tuple[int, int, str]) -> dict:
     """How the flipped task maps onto upstream: the real class name and how alike the bodies are."""
-    upstream = "\n".join(source.split("\n")[span[0]:span[1]])
-    similarity = difflib.SequenceMatcher(None, upstream.lower(), task.ground_truth.lower(), autojunk=False).ratio()
+    similarity = _similarity("\n".join(source.split("\n")[span[0]:span[1]]), task.ground_truth)
     return {"flipped": task.class_name, "class": span[2], "file": task.file, "body_similarity": round(similarity, 3)}
 
 
 def sanity_work(task_id: str, options: dict) -> dict:
     task = tasks_by_id()[task_id]
     prep = prepare(task, options)
-    record = _base_record(task, prep)
+    record = _base_record(task, prep, options)
     if prep.error:
         return {**record, "error": prep.error, "sane": False}
     target = prep.root / task.file
@@ -524,7 +546,7 @@ def run_work(task_id: str, options: dict) -> dict:
 
     task = tasks_by_id()[task_id]
     prep = prepare(task, options, with_index=True)
-    record = {**_base_record(task, prep), "run": {k: options.get(k) for k in RUN_OPTIONS}}
+    record = {**_base_record(task, prep, options), "run": {k: options.get(k) for k in RUN_OPTIONS}}
     if prep.error:
         return {**record, "error": prep.error}
     target = prep.root / task.file

@@ -101,3 +101,26 @@ def test_checkout_writes_what_a_size_capped_clone_has_and_lists_what_it_lacks(tm
     assert missing == ["pkg/big.h5"]
     assert (tmp_path / "b" / "pkg" / "mod.py").read_text() == "class A:\n    pass\n"
     assert (tmp_path / "b" / "run.sh").stat().st_mode & 0o111
+
+
+def test_the_commit_is_the_one_whose_class_matches_the_ground_truth(tmp_path, monkeypatch):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    old = "class Widget:\n    def size(self):\n        return 1\n"
+    new = "class Widget(Base):\n    def size(self) -> int:\n        return self.compute_the_size_now()\n"
+    commits = []
+    for body, message in ((old, "base"), (new, "Merge pull request #7 from x/fix")):
+        (repo / "pkg" / "w.py").write_text(body)
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-qm", message], check=True)
+        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
+    tasks = {f"t{i}": rcb.BenchTask(f"t{i}", "x/y", "x__y-7", commits[0], "wIDGET", "pkg/w.py", [], truth, "", "")
+             for i, truth in enumerate((old, new))}
+    monkeypatch.setattr(rcb, "tasks_by_id", lambda: tasks)
+    assert rcb.task_commit(repo / ".git", "t0")[0] == commits[0]
+    chosen, scores = rcb.task_commit(repo / ".git", "t1")
+    assert chosen == commits[1] and scores[commits[1][:12]] > 0.95 > scores[commits[0][:12]]
