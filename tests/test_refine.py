@@ -206,3 +206,15 @@ def test_a_syntax_error_the_candidate_causes_below_itself_is_not_lint_clean(exam
     first = result.iterations[0]
     assert not first.lint_clean and any(d["symbol"] == "syntax-error" for d in first.diagnostics)
     assert result.success and len(result.iterations) == 2
+
+
+def test_an_import_the_repository_already_makes_elsewhere_is_not_held_against_the_candidate(example):
+    (example / "shop" / "optional.py").write_text("def speedup():\n    import ujson_accel\n    return ujson_accel\n")
+    body = "    if rate < 0:  # never in the tests\n        import ujson_accel  # optional, as elsewhere in the project\n"
+    good_with_optional = GOOD.replace("    net = ", body + "    net = ")
+    model = ScriptedModel([f"```python\n{good_with_optional}```"])
+    result = refine(_task(example, starting_code=None), model)
+    assert result.success and result.iterations[0].diagnostics == []
+    hallucinated = GOOD.replace("    net = ", "    if rate < 0:\n        import ujson_acel\n    net = ")
+    result = refine(_task(example, starting_code=None), ScriptedModel([f"```python\n{hallucinated}```"] * 4))
+    assert any(d["symbol"] == "import-error" for d in result.iterations[0].diagnostics)

@@ -162,6 +162,11 @@ class Refiner:
             rows += [r for r in lexical if r["qualname"] not in seen]
         return rows[:k]
 
+    def _known_import(self, d) -> bool:
+        """import-error on a module the repository imports elsewhere is not the candidate's fault."""
+        m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
+        return bool(m and self.retriever.run_template("known_import", {"module": m.group(1)})[1])
+
     def _cards(self, rows: list[dict], budget: int = 900) -> str:
         out, used = [], 0
         for row in rows:
@@ -251,6 +256,7 @@ class Refiner:
                 diagnostics = [d for d in self.linter.lint(self.target)
                                if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines
                                or d.symbol == "syntax-error"]  # a candidate can break the lines after it
+                diagnostics = [d for d in diagnostics if not self._known_import(d)]
                 it.timings["lint"] = time.perf_counter() - t
                 it.diagnostics = [d.to_dict() for d in diagnostics]
                 retrievals = []
