@@ -46,7 +46,10 @@ def _runs(directory: Path) -> dict[str, list[dict]]:
 
 
 def _iterations(records: list[dict]) -> int:
-    return max((s.get("iterations", 1) for r in records for s in r.get("samples", [])), default=1)
+    """The run's iteration limit (curves stay flat after a run stops early), else the most used."""
+    configured = [r["run"].get("iterations") for r in records if isinstance(r.get("run"), dict)]
+    used = max((s.get("iterations", 1) for r in records for s in r.get("samples", [])), default=1)
+    return max([c for c in configured if c] or [used])
 
 
 SUMMARY_COLUMNS = ["tasks", "samples", "pass@1", "pass@3", "pass@5", "pass@10", "test_rate", "lint_clean_rate", "dir",
