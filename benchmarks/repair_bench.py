@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=4)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--rerun", action="store_true", help="rerun cases that already have results")
     parser.add_argument("--results", type=Path, help="default: benchmarks/results/repair/<model>-<mode>")
     args = parser.parse_args(argv)
     if args.samples > 1 and not args.model:
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
         projects, owners = prepare(args, scratch)
         options = {"projects": projects, "owners": owners, "scratch": str(scratch), "run": run,
                    "base_url": args.base_url, "api_key": args.api_key}
-        written = run_all(case_work, list(owners), store, options, workers=args.workers, progress=_print)
+        written = run_all(case_work, list(owners), store, options, workers=args.workers, rerun=args.rerun,
+                          progress=_print)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     store.directory.mkdir(parents=True, exist_ok=True)

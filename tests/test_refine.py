@@ -218,3 +218,18 @@ def test_an_import_the_repository_already_makes_elsewhere_is_not_held_against_th
     hallucinated = GOOD.replace("    net = ", "    if rate < 0:\n        import ujson_acel\n    net = ")
     result = refine(_task(example, starting_code=None), ScriptedModel([f"```python\n{hallucinated}```"] * 4))
     assert any(d["symbol"] == "import-error" for d in result.iterations[0].diagnostics)
+
+
+def test_offline_generator_renames_only_to_near_miss_names():
+    from codegraph.refine.offline import OfflineRepairer
+    from codegraph.retrieval.engine import Retrieval
+    from codegraph.retrieval.lint import Diagnostic
+
+    lines = ["def f(stream):", "    return stream.mode, self.totl()"]
+    no_member = Diagnostic("no-member", "E1101", "Instance of 'TextIOWrapper' has no 'mode' member", 2, 11)
+    far = Retrieval(no_member, "lexical", rows=[{"qualname": "t.test_docstring_context", "name": "test_docstring_context"}])
+    assert OfflineRepairer().repair(lines, [far], (1, 2), 0) == (lines, [])
+    typo = Diagnostic("no-member", "E1101", "Instance of 'Cart' has no 'totl' member", 2, 24)
+    near = Retrieval(typo, "rule", rows=[{"qualname": "shop.Cart.total", "name": "total"}])
+    repaired, done = OfflineRepairer().repair(lines, [near], (1, 2), 0)
+    assert repaired[1] == "    return stream.mode, self.total()" and done == ["line 2: .totl -> .total"]

@@ -18,6 +18,11 @@ def _quoted(message: str) -> list[str]:
     return re.findall(r"'([^']+)'", message)
 
 
+def _near(bad: str, good: str | None) -> bool:
+    """A rename is a repair only between near-miss names; anything else is a guess."""
+    return bool(good) and good != bad and difflib.SequenceMatcher(None, bad.lower(), good.lower()).ratio() >= 0.7
+
+
 def _replace_word(line: str, old: str, new: str) -> str:
     return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, line)
 
@@ -58,7 +63,7 @@ class OfflineRepairer(ChatModel):
                         done.append(f"line {d.line}: import {bad} from where it is defined")
                         continue
                 good = top.get("name")
-                if good and good != bad:
+                if _near(bad, good):
                     lines[i] = _replace_word(line, bad, good)
                     for j in range(first - 1, min(last, len(lines))):
                         if j != i:
@@ -71,7 +76,7 @@ class OfflineRepairer(ChatModel):
                     done.append(f"line {d.line}: module {bad} -> {good}")
             elif symbol == "no-member" and len(names) >= 2:
                 bad, good = names[1], top.get("name")
-                if good and good != bad and f".{bad}" in line:
+                if _near(bad, good) and f".{bad}" in line:
                     lines[i] = re.sub(rf"\.{re.escape(bad)}\b", f".{good}", line)
                     done.append(f"line {d.line}: .{bad} -> .{good}")
             elif symbol in ("undefined-variable", "used-before-assignment") and names:
@@ -80,7 +85,7 @@ class OfflineRepairer(ChatModel):
                     if top["import_line"] not in new_imports:
                         new_imports.append(top["import_line"])
                         done.append(f"line {d.line}: {top['import_line']}")
-                elif top.get("name") and top["name"] != bad:
+                elif _near(bad, top.get("name")):
                     lines[i] = _replace_word(line, bad, top["name"])
                     done.append(f"line {d.line}: {bad} -> {top['name']}")
             elif symbol == "unexpected-keyword-arg" and names and top.get("parameters"):
