@@ -35,6 +35,24 @@ def dependency_invocation_rate(provided: Iterable[str], code: str) -> float | No
     return len(used) / len(provided)
 
 
+def reference_dependencies(db_path, qualname: str, *, with_members: bool = False) -> set[str]:
+    """The project definitions the reference `qualname` calls, from the graph (DIR's denominator).
+    With `with_members` (a class), calls from its methods count and calls to its own members do not."""
+    from codegraph.db import connect_readonly
+
+    con = connect_readonly(db_path)
+    try:
+        rows = con.execute(
+            """SELECT DISTINCT resolved_callee FROM calls
+               WHERE (caller_qualname = $q OR ($members AND starts_with(caller_qualname, $q || '.')))
+                 AND resolution IN ('local', 'import', 'self', 'super') AND resolved_callee IS NOT NULL
+                 AND NOT ($members AND starts_with(resolved_callee, $q || '.'))""",
+            {"q": qualname, "members": with_members}).fetchall()
+    finally:
+        con.close()
+    return {r[0] for r in rows}
+
+
 def sample_from_run(run, *, test_rate: float | None = None, dir_: float | None = None) -> dict:
     """The fields a sample keeps from a refine RefineResult; `success_at` is the first iteration
     whose code passed lint and the tests, which gives the pass rate after each iteration."""

@@ -32,7 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.hallucinations import Case, Generator
-from benchmarks.metrics import dependency_invocation_rate, sample_from_run
+from benchmarks.metrics import dependency_invocation_rate, reference_dependencies, sample_from_run
 from benchmarks.retrieval_bench import SDIST_SKIP, _sdist
 from benchmarks.runner import ResultStore, run_all
 from codegraph.db import connect_readonly
@@ -82,16 +82,6 @@ def _covering_tests(case: Case, tests: dict[str, str]) -> list[str]:
         covering = sorted(p for p, text in tests.items()
                           if re.search(rf"\b(import|from)\s+[\w.]*\b{re.escape(module_leaf)}\b", text))[:8]
     return covering
-
-
-def _provided(db_path: Path, function: str) -> set[str]:
-    con = connect_readonly(db_path)
-    try:
-        return {r[0] for r in con.execute(
-            """SELECT DISTINCT resolved_callee FROM calls WHERE caller_qualname = $q
-               AND resolution IN ('local', 'import', 'self', 'super')""", {"q": function}).fetchall()}
-    finally:
-        con.close()
 
 
 def prepare(args, scratch: Path) -> tuple[dict, dict]:
@@ -160,7 +150,7 @@ def case_work(case_id: str, options: dict) -> dict:
     lines = case.text.split("\n")
     starting = textwrap.dedent("\n".join(lines[case.first_line - 1 : case.last_line])) + "\n"
     symbol = case.function[len(case.module) + 1 :]
-    provided = _provided(db_path, case.function)
+    provided = reference_dependencies(db_path, case.function)
     record = {**case.summary(), "task_id": case.id, "tests": tests, "run": options["run"], "samples": []}
     try:
         target.write_text(case.text, encoding="utf-8")

@@ -137,9 +137,6 @@ def checkout(git_dir: Path, commit: str, dest: Path) -> list[str]:
     return missing
 
 
-_CLASS = re.compile(r"^class\s+(\w+)", re.M)
-
-
 def class_span(source: str, name: str) -> tuple[int, int, str] | None:
     """(start line, end line, real name) of a top-level class whose name matches case-insensitively."""
     lines = source.split("\n")
@@ -227,15 +224,16 @@ class Environment:
         if not Path(uv).is_file():
             raise InstallError("uv is missing: pip install 'codegraph[bench]' (or pip install uv)")
         self._run([uv, "venv", "-q", "-p", python or sys.executable, str(self.venv)], required=True)
-        pip = [uv, "pip", "install", "-q", "--python", self.python]
+        self.pip = [uv, "pip", "install", "-q", "--python", self.python]  # no date limit: exact pins
+        pip = list(self.pip)
         if as_of:  # the build backend stays current: editable installs need PEP 660 (setuptools >= 64)
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             pip += ["--exclude-newer", as_of, *(f for tool in BUILD_TOOLS
                                                 for f in ("--exclude-newer-package", f"{tool}={now}"))]
         # the seed packages of that day: tests that `import pkg_resources` need a setuptools that has it
-        self._run([*pip[:6], *(["--exclude-newer", as_of] if as_of else []), "pip", "setuptools", "wheel"],
+        self._run([*self.pip, *(["--exclude-newer", as_of] if as_of else []), "pip", "setuptools", "wheel"],
                   required=True)
-        self.lock_failures = self._install_lock(pip, root)
+        self.lock_failures = self._install_lock(root)
         test_extra = _declared_test_extra(root)
         target = f"{root}[{test_extra}]" if test_extra else str(root)
         self._run([*pip, "-e", target, *(["--no-deps"] if (root / "pdm.lock").is_file() else [])], required=True)
@@ -256,7 +254,7 @@ class Environment:
                                f"failed:\n{tail}")
         return proc.returncode == 0
 
-    def _install_lock(self, pip: list[str], root: Path) -> list[str]:
+    def _install_lock(self, root: Path) -> list[str]:
         """A PDM lock file pins the dependencies as of the commit: install exactly those."""
         lock = root / "pdm.lock"
         if not lock.is_file():
@@ -267,10 +265,9 @@ class Environment:
         pins = [f"{p['name']}=={p['version']}" + (f"; {p['marker']}" if p.get("marker") else "") for p in packages]
         req = root.parent / (root.name + "-lock.txt")
         req.write_text("\n".join(pins) + "\n")
-        pinned = pip[: pip.index("--python") + 2]
-        if self._run([*pinned, "--no-deps", "-r", str(req)], required=False):
+        if self._run([*self.pip, "--no-deps", "-r", str(req)], required=False):
             return []
-        return [pin for pin in pins if not self._run([*pinned, "--no-deps", pin], required=False)]
+        return [pin for pin in pins if not self._run([*self.pip, "--no-deps", pin], required=False)]
 
     def disk_mb(self) -> float:
         return sum(p.stat().st_size for p in self.venv.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
@@ -346,6 +343,10 @@ class Environment:
                 "seconds": round(time.perf_counter() - started, 1), "tail": tail}
 
 
+def class_text(source: str, span: tuple[int, int, str]) -> str:
+    return "\n".join(source.split("\n")[span[0]:span[1]])
+
+
 def placeholder(name: str) -> str:
     return f"class {name}:\n    pass\n"
 
@@ -385,7 +386,7 @@ def task_commit(git_dir: Path, task_id: str) -> tuple[str, dict[str, float]]:
             scores[commit] = 0.0
             continue
         span = class_span(source, task.class_name)
-        scores[commit] = _similarity("\n".join(source.split("\n")[span[0]:span[1]]), task.ground_truth) if span else 0.0
+        scores[commit] = _similarity(class_text(source, span), task.ground_truth) if span else 0.0
     return max(scores, key=lambda c: scores[c]), {c[:12]: round(v, 3) for c, v in scores.items()}
 
 
@@ -455,7 +456,7 @@ def _base_record(task: BenchTask, prep: Prepared, options: dict) -> dict:
 
 def _mapping(task: BenchTask, source: str, span: tuple[int, int, str]) -> dict:
     """How the flipped task maps onto upstream: the real class name and how alike the bodies are."""
-    similarity = _similarity("\n".join(source.split("\n")[span[0]:span[1]]), task.ground_truth)
+    similarity = _similarity(class_text(source, span), task.ground_truth)
     return {"flipped": task.class_name, "class": span[2], "file": task.file, "body_similarity": round(similarity, 3)}
 
 
@@ -481,22 +482,6 @@ def sanity_work(task_id: str, options: dict) -> dict:
     gt, rm = record["ground_truth"], record["removed"]
     record["sane"] = gt["failed"] == 0 and gt["passed"] > 0 and rm["passed"] < gt["passed"]
     return record
-
-
-def _provided(db_path: Path, class_qualname: str) -> set[str]:
-    """Project definitions the ground-truth class calls, outside the class itself (for DIR)."""
-    from codegraph.db import connect_readonly
-
-    con = connect_readonly(db_path)
-    try:
-        rows = con.execute(
-            """SELECT DISTINCT resolved_callee FROM calls
-               WHERE (caller_qualname = $q OR starts_with(caller_qualname, $q || '.'))
-                 AND resolution IN ('local', 'import', 'self', 'super') AND resolved_callee IS NOT NULL
-                 AND NOT starts_with(resolved_callee, $q || '.')""", {"q": class_qualname}).fetchall()
-    finally:
-        con.close()
-    return {r[0] for r in rows}
 
 
 def _class_qualname(db_path: Path, file: str, name: str) -> str | None:
@@ -538,7 +523,7 @@ def _feedback(run, evaluation: dict) -> dict:
 
 def run_work(task_id: str, options: dict) -> dict:
     """Remove the class, index that state, let refine write it, evaluate with the expected tests."""
-    from benchmarks.metrics import dependency_invocation_rate, sample_from_run
+    from benchmarks.metrics import dependency_invocation_rate, reference_dependencies, sample_from_run
     from codegraph.indexer import index_repository
     from codegraph.refine.code import splice
     from codegraph.refine.loop import refine
@@ -556,9 +541,9 @@ def run_work(task_id: str, options: dict) -> dict:
     if span is None or not tests:
         return {**record, "error": f"class {task.class_name} or its tests not found upstream"}
     name = span[2]
-    truth = "\n".join(original.split("\n")[span[0]:span[1]]) + "\n"
+    truth = class_text(original, span) + "\n"
     qualname = _class_qualname(prep.db_path, task.file, name)
-    provided = _provided(prep.db_path, qualname) if qualname else set()
+    provided = reference_dependencies(prep.db_path, qualname, with_members=True) if qualname else set()
     removed = with_class(original, span, placeholder(name))
     scratch = prep.root.parent
     task_db = scratch / f"{os.getpid()}-task.duckdb"

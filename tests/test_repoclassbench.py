@@ -1,6 +1,7 @@
 """The RepoClassBench harness's pure parts, on the real data file (no network, no checkout)."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -79,23 +80,30 @@ def test_a_damaged_class_misspells_one_of_its_own_methods():
     assert what == "self.helper -> self.hepler" and "self.hepler()" in damaged and "def helper" in damaged
 
 
-def test_checkout_writes_what_a_size_capped_clone_has_and_lists_what_it_lacks(tmp_path):
-    import subprocess
+def _git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
 
+
+def _commit_all(repo: Path, message: str) -> str:
+    if not (repo / ".git").exists():
+        _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def test_checkout_writes_what_a_size_capped_clone_has_and_lists_what_it_lacks(tmp_path):
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "mod.py").write_text("class A:\n    pass\n")
     (repo / "pkg" / "big.h5").write_bytes(b"\0" * 1000)
     (repo / "run.sh").write_text("#!/bin/sh\n")
     (repo / "run.sh").chmod(0o755)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "c"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    commit = _commit_all(repo, "c")
     complete = rcb.checkout(repo / ".git", commit, tmp_path / "a")
     assert complete == [] and (tmp_path / "a" / "pkg" / "big.h5").stat().st_size == 1000
-    big = subprocess.run([*git, "rev-parse", "HEAD:pkg/big.h5"], capture_output=True, text=True, check=True).stdout.strip()
+    big = _git(repo, "rev-parse", "HEAD:pkg/big.h5")
     (repo / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a size-capped mirror looks like
     missing = rcb.checkout(repo / ".git", commit, tmp_path / "b")
     assert missing == ["pkg/big.h5"]
@@ -104,20 +112,14 @@ def test_checkout_writes_what_a_size_capped_clone_has_and_lists_what_it_lacks(tm
 
 
 def test_the_commit_is_the_one_whose_class_matches_the_ground_truth(tmp_path, monkeypatch):
-    import subprocess
-
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
     old = "class Widget:\n    def size(self):\n        return 1\n"
     new = "class Widget(Base):\n    def size(self) -> int:\n        return self.compute_the_size_now()\n"
     commits = []
     for body, message in ((old, "base"), (new, "Merge pull request #7 from x/fix")):
         (repo / "pkg" / "w.py").write_text(body)
-        subprocess.run([*git, "add", "."], check=True)
-        subprocess.run([*git, "commit", "-qm", message], check=True)
-        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
+        commits.append(_commit_all(repo, message))
     tasks = {f"t{i}": rcb.BenchTask(f"t{i}", "x/y", "x__y-7", commits[0], "wIDGET", "pkg/w.py", [], truth, "", "")
              for i, truth in enumerate((old, new))}
     monkeypatch.setattr(rcb, "tasks_by_id", lambda: tasks)
