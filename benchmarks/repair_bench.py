@@ -135,7 +135,7 @@ def _project_copy(name: str, options: dict) -> tuple[Path, dict[str, dict]]:
 
 def case_work(case_id: str, options: dict) -> dict:
     from codegraph.refine.loop import refine
-    from codegraph.refine.models import OpenAIChat
+    from codegraph.llm import OpenAIChat
     from codegraph.refine.offline import OfflineRepairer
     from codegraph.refine.task import Limits, Task
 

@@ -498,7 +498,7 @@ def _class_qualname(db_path: Path, file: str, name: str) -> str | None:
 
 def _generator(options: dict, truth: str, name: str, scratch: Path):
     """(model, starting code or None, note) for one sample."""
-    from codegraph.refine.models import OpenAIChat, ReplayModel
+    from codegraph.llm import OpenAIChat, ReplayModel
     from codegraph.refine.offline import OfflineRepairer
 
     kind = options["generator"]

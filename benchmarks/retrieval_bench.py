@@ -32,7 +32,7 @@ import duckdb
 
 from benchmarks.hallucinations import Case, Generator
 from codegraph.indexer import index_repository
-from codegraph.refine.models import estimate_tokens
+from codegraph.llm import estimate_tokens
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.engine import Retrieval, Retriever, query_terms

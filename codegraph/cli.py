@@ -53,20 +53,30 @@ def index(repo, db_path, full, jobs, max_file_size, no_embed, as_json_, quiet):
     """Build or update the code graph of REPO."""
     from .indexer import index_repository
 
-    show_bar = not quiet and not as_json_ and sys.stderr.isatty()
-    bar = click.progressbar(length=1, label="parsing", file=sys.stderr) if show_bar else None
+    show = not quiet and not as_json_ and sys.stderr.isatty()
+    state: dict = {"phase": None, "bar": None}
 
-    def progress(done: int, total: int, path: str) -> None:
+    def progress(phase: str, done: int, total: int, detail: str) -> None:
+        if phase != state["phase"]:
+            if state["bar"] is not None:
+                state["bar"].render_finish()
+                state["bar"] = None
+            state["phase"] = phase
+            if phase == "parsing":
+                state["bar"] = click.progressbar(length=max(1, total), label="parsing", file=sys.stderr)
+            else:
+                click.echo(f"{phase}...", err=True)
+        bar = state["bar"]
         if bar is not None:
-            bar.length = total
-            bar.update(done - bar.pos, path)
+            bar.length = max(1, total)
+            bar.update(done - bar.pos, detail)
 
     try:
         report = index_repository(repo, db_path, jobs=jobs, max_file_size=max_file_size, full=full,
-                                  embed=not no_embed, progress=progress if bar else None)
+                                  embed=not no_embed, progress=progress if show else None)
     finally:
-        if bar is not None:
-            bar.render_finish()
+        if state["bar"] is not None:
+            state["bar"].render_finish()
     if as_json_:
         data = asdict(report)
         data["db_path"], data["repo_root"] = str(report.db_path), str(report.repo_root)
@@ -87,7 +97,8 @@ def sql(query, db_path, fmt, max_rows, timeout):
     if query == "-":
         query = sys.stdin.read()
     if not query.strip():
-        raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. \"SELECT * FROM stats\"")
+        raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. "
+                               "\"SELECT kind, count(*) FROM symbols GROUP BY kind\"")
     result = db.query_database(db.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
     click.echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
 
@@ -103,6 +114,8 @@ def stats(db_path, as_json_):
         return
     click.echo(f"database: {info['path']}")
     for key, value in info["meta"].items():
+        if key == "embedding_idf":  # the model's weights: data, not something to read
+            value = f"({len(json.loads(value))} IDF weights; --json shows them)"
         click.echo(f"  {key}: {value}")
     width = max(len(t) for t in info["counts"])
     for table, count in info["counts"].items():
@@ -144,15 +157,22 @@ def search(query, k, db_path, exact, as_json_):
               help="Token budget of the rendered context.")
 @click.option("--subprocess", "use_subprocess", is_flag=True, help="Run pylint in a subprocess.")
 def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
-    """Lint FILE against its repository and fetch the project context for each error."""
+    """Lint FILE against its repository and fetch the project context for each error.
+
+    Exit status: 0 when no error remains on the candidate's lines, 1 when some do (as linters
+    do), 2 for bad usage."""
     from .retrieval.diagnose import diagnose as run, parse_lines
     from .retrieval.lint import Linter
 
-    report = run(file, db_path, lines=parse_lines(line_spec), budget_tokens=budget,
-                 linter=Linter(in_process=not use_subprocess))
+    try:
+        lines = parse_lines(line_spec)
+    except CodegraphError as exc:
+        raise click.BadParameter(str(exc), param_hint="--lines") from None
+    with Linter(mode="subprocess" if use_subprocess else "worker") as linter:
+        report = run(file, db_path, lines=lines, budget_tokens=budget, linter=linter)
     if as_json_:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
-        return
+        sys.exit(1 if report.retrievals else 0)
     if not report.retrievals:
         click.echo(f"{report.path}: no errors on the candidate's lines (pylint, {report.lint_ms:.0f} ms)")
         return
@@ -166,6 +186,7 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
             click.echo(f"    {row.get('match', ''):8} {row.get('qualname')}  {row.get('signature') or ''}".rstrip())
     click.echo(f"\n--- context ({report.lint_ms:.0f} ms lint, {report.retrieve_ms:.0f} ms retrieval) ---")
     click.echo(report.context)
+    sys.exit(1)
 
 
 @main.command()
@@ -189,7 +210,7 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_pat
 
     Exit status: 0 when lint and tests pass, 1 when not, 2 for bad usage."""
     from .refine.loop import refine as run
-    from .refine.models import ModelError, OpenAIChat, ReplayModel
+    from .llm import ModelError, OpenAIChat, ReplayModel
     from .refine.task import TaskError, load_task
 
     try:

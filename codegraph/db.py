@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ import duckdb
 import pyarrow as pa
 
 from . import __version__
-from .errors import DatabaseNotFound, QueryError, QueryRejected, QueryTimeout, SchemaMismatch
+from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
+                     QueryTimeout, SchemaMismatch)
 
 SCHEMA_VERSION = "1"
 DB_DIRNAME = ".codegraph"
@@ -125,6 +127,10 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, 
 
 # -- read-only queries -------------------------------------------------------------------------
 
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+QUERY_MEMORY_MB = 4096
+
+
 @dataclass
 class QueryResult:
     columns: list[str]
@@ -132,6 +138,22 @@ class QueryResult:
     truncated: bool = False
     elapsed_s: float = 0.0
     types: list[str] = field(default_factory=list)
+    stopped_by: str | None = None  # "rows" or "bytes": which cap cut the result
+
+
+def open_error(path: Path | str, exc: Exception) -> CodegraphError:
+    """DuckDB's errors on opening a file, as one line that says what to do."""
+    message = " ".join(str(exc).split())
+    if "lock" in message.lower():
+        holder = re.search(r"held in (.+?) \(PID (\d+)\)", message)
+        who = f" by {holder.group(1)} (PID {holder.group(2)})" if holder else " by another process"
+        return DatabaseLocked(f"{path} is locked{who}: close that program (e.g. a duckdb shell or another "
+                              "codegraph index) and run again, or write elsewhere with --db")
+    if isinstance(exc, (duckdb.SerializationException, duckdb.InternalException)) or \
+            "not a valid DuckDB database" in message or "Corrupt" in message or "checksum" in message.lower():
+        return DatabaseCorrupt(f"{path} is damaged or not a DuckDB file ({message[:160]}): rebuild it with "
+                               "`codegraph index REPO --full`")
+    return DatabaseNotFound(f"cannot open {path}: {message[:300]}")
 
 
 def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
@@ -144,9 +166,26 @@ def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
                     "autoinstall_known_extensions": False, "lock_configuration": True,
                     "threads": 2, "memory_limit": "2GB", "temp_directory": ""},
         )
-    except duckdb.IOException as exc:
-        raise DatabaseNotFound(f"cannot open {path}: {exc}") from None
+    except duckdb.Error as exc:
+        raise open_error(path, exc) from None
     return con
+
+
+def connect_writable(path: Path | str) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path))
+    except duckdb.Error as exc:
+        raise open_error(path, exc) from None
+
+
+def _value_bytes(value: Any) -> int:
+    if isinstance(value, (str, bytes)):
+        return len(value) + 16
+    if isinstance(value, (list, tuple)):
+        return 16 + sum(_value_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return 16 + sum(_value_bytes(k) + _value_bytes(v) for k, v in value.items())
+    return 16
 
 
 def run_query(
@@ -156,8 +195,12 @@ def run_query(
     *,
     max_rows: int = 10_000,
     timeout_s: float = 10.0,
+    max_bytes: int = MAX_RESULT_BYTES,
 ) -> QueryResult:
-    """Run one statement with a time limit and a row cap; DuckDB's own errors become QueryError."""
+    """Run one statement with a time limit, a row cap and a result size cap (counted while
+    fetching); DuckDB's own errors become QueryError. The time limit interrupts DuckDB between
+    operators: a single long expression can outlast it, so SQL nobody vetted goes through
+    QueryWorker, which enforces a hard bound."""
     timed_out = threading.Event()
 
     def on_timeout() -> None:
@@ -167,15 +210,32 @@ def run_query(
     timer = threading.Timer(timeout_s, on_timeout)
     started = time.perf_counter()
     timer.start()
+    rows: list[tuple] = []
+    stopped_by = None
     try:
         cursor = con.execute(sql, params or {})
         if cursor.description is None:
             return QueryResult([], [], elapsed_s=time.perf_counter() - started)
         columns = [d[0] for d in cursor.description]
         types = [str(d[1]) for d in cursor.description]
-        rows = cursor.fetchmany(max_rows + 1)
+        size = 0
+        while stopped_by is None:
+            batch = cursor.fetchmany(min(1024, max_rows + 1 - len(rows)))
+            if not batch:
+                break
+            for row in batch:
+                size += _value_bytes(row)
+                if size > max_bytes:
+                    stopped_by = "bytes"
+                    break
+                rows.append(row)
+            if len(rows) > max_rows:
+                stopped_by = "rows"
     except duckdb.InterruptException:
         raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit") from None
+    except duckdb.OutOfMemoryException:
+        raise QueryRejected("the query needs more memory than it may use: add LIMIT or select fewer, "
+                            "smaller columns") from None
     except duckdb.Error as exc:
         if timed_out.is_set():
             raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit") from None
@@ -185,8 +245,130 @@ def run_query(
         raise QueryError(message) from None
     finally:
         timer.cancel()
-    truncated = len(rows) > max_rows
-    return QueryResult(columns, rows[:max_rows], truncated, time.perf_counter() - started, types)
+    return QueryResult(columns, rows[:max_rows], stopped_by is not None, time.perf_counter() - started, types,
+                       stopped_by)
+
+
+# -- SQL nobody vetted: in a process that can be stopped ---------------------------------------
+
+def _limit_memory(megabytes: int) -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes * 1024 * 1024, megabytes * 1024 * 1024))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _serve_queries(connection, path: str, memory_mb: int) -> None:
+    _limit_memory(memory_mb)
+    try:
+        con = connect_readonly(path)
+        meta = check_schema(con, path)
+    except CodegraphError as exc:
+        connection.send(("error", type(exc).__name__, str(exc)))
+        return
+    connection.send(("ready", None, None))
+    embed_ready = False
+    while True:
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        sql, params, max_rows, max_bytes, timeout_s = request
+        try:
+            if not embed_ready and meta.get("embedding_model") and "embed(" in sql.lower():
+                from .semantic.store import model_from_meta, register_embed
+
+                register_embed(con, model_from_meta(meta), int(meta["embedding_dim"]))
+                embed_ready = True
+            result = run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes)
+            connection.send(("ok", result, None))
+        except CodegraphError as exc:
+            connection.send(("error", type(exc).__name__, str(exc)))
+        except MemoryError:
+            connection.send(("error", "QueryRejected", "the query ran out of memory: add LIMIT or select less"))
+        except Exception as exc:  # a bug or a DuckDB failure the caller must see as one line
+            connection.send(("error", "QueryError", f"{type(exc).__name__}: {exc}"))
+
+
+_ERRORS = {"QueryTimeout": QueryTimeout, "QueryRejected": QueryRejected, "QueryError": QueryError,
+           "DatabaseNotFound": DatabaseNotFound, "SchemaMismatch": SchemaMismatch,
+           "DatabaseLocked": DatabaseLocked, "DatabaseCorrupt": DatabaseCorrupt}
+
+
+class QueryWorker:
+    """A child process with its own read-only connection. A query that overruns its time limit
+    is stopped by killing the process (DuckDB cannot interrupt one long expression), its memory
+    is capped by the operating system, and its result by rows and bytes while fetching."""
+
+    def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB, start_timeout_s: float = 60.0) -> None:
+        self.path, self.memory_mb, self.start_timeout_s = str(path), memory_mb, start_timeout_s
+        self._process = None
+        self._connection = None
+
+    def _start(self) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_serve_queries, args=(child, self.path, self.memory_mb),
+                                        daemon=True, name="codegraph-query")
+        self._process.start()
+        child.close()
+        self._connection = parent
+        if not parent.poll(self.start_timeout_s):
+            self.close()
+            raise QueryError("the query process did not start")
+        status, kind, message = parent.recv()
+        if status == "error":
+            self.close()
+            raise _ERRORS.get(kind, QueryError)(message)
+
+    def run(self, sql: str, params: dict[str, Any] | None = None, *, max_rows: int = 10_000,
+            timeout_s: float = 10.0, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        started = time.perf_counter()
+        try:
+            self._connection.send((sql, params or {}, max_rows, max_bytes, timeout_s))
+            ready = self._connection.poll(timeout_s + 1.0)
+            reply = self._connection.recv() if ready else None
+        except (EOFError, OSError):
+            self.close()
+            raise QueryRejected(f"the query was stopped: it needed more than the {self.memory_mb} MB of "
+                                "memory a query may use, or crashed DuckDB") from None
+        if reply is None:
+            self.close()
+            raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.1f} s "
+                               f"(the {timeout_s:g} s time limit)")
+        status, payload, message = reply
+        if status == "error":
+            raise _ERRORS.get(payload, QueryError)(message)
+        return payload
+
+    def close(self) -> None:
+        if self._connection is not None:
+            try:
+                self._connection.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            self._process.join(0.5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(5)
+            self._process = None
+
+    def __enter__(self) -> "QueryWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 TABLES = ("files", "skipped_files", "modules", "classes", "members", "globals", "nested_functions",
@@ -200,17 +382,10 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 
 def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = None, *,
-                   max_rows: int = 10_000, timeout_s: float = 30.0) -> QueryResult:
-    con = connect_readonly(path)
-    try:
-        meta = check_schema(con, path)
-        if meta.get("embedding_model") and "embed(" in sql.lower():
-            from .semantic.store import model_from_meta, register_embed
-
-            register_embed(con, model_from_meta(meta), int(meta["embedding_dim"]))
-        return run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s)
-    finally:
-        con.close()
+                   max_rows: int = 10_000, timeout_s: float = 30.0, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
+    """Run a user's SQL read-only, in a query process with a hard time bound and size caps."""
+    with QueryWorker(path) as worker:
+        return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes)
 
 
 def database_stats(path: Path | str) -> dict[str, Any]:

@@ -74,9 +74,20 @@ def module_name(rel_path: str, package_dirs: set[str]) -> str:
     return ".".join(names) if names else (dirs[-1] if dirs else stem)
 
 
+def _printable(rel: str) -> str | None:
+    """None when the name is valid UTF-8 (what the database stores), else a safe rendering of it."""
+    try:
+        rel.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> Discovery:
-    """Walk the repository without following directory symlinks (so loops cannot trap us)."""
+    """Walk the repository without following directory symlinks (so loops cannot trap us); file
+    symlinks are followed only when they resolve inside the repository."""
     root = os.path.abspath(root)
+    real_root = os.path.realpath(root)
     result = Discovery()
     package_dirs: set[str] = set()
     candidates: list[tuple[str, str, os.stat_result]] = []
@@ -107,6 +118,10 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
             full = os.path.join(dirpath, d)
             if d in NOISE_DIRS or d.endswith(".egg-info"):
                 continue
+            shown = _printable(rel)
+            if shown is not None:
+                result.skipped.append(Skip(shown, "undecodable-name", "the directory name is not valid UTF-8"))
+                continue
             if d in OUTPUT_DIRS and not os.path.exists(os.path.join(full, "__init__.py")):
                 continue
             if os.path.islink(full):
@@ -127,6 +142,10 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
+            shown = _printable(rel)
+            if shown is not None:
+                result.skipped.append(Skip(shown, "undecodable-name", "the file name is not valid UTF-8"))
+                continue
             if ignored(rel, False):
                 continue
             try:
@@ -139,6 +158,9 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
                 continue
             if os.path.islink(full):
                 real = os.path.realpath(full)
+                if os.path.commonpath([real, real_root]) != real_root:
+                    result.skipped.append(Skip(rel, "symlink", f"points outside the repository, to {real}"))
+                    continue
                 if real in seen_real:
                     continue
                 seen_real.add(real)

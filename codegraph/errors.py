@@ -9,6 +9,14 @@ class DatabaseNotFound(CodegraphError):
     pass
 
 
+class DatabaseLocked(CodegraphError):
+    """Another process holds the database file's write lock."""
+
+
+class DatabaseCorrupt(CodegraphError):
+    pass
+
+
 class SchemaMismatch(CodegraphError):
     pass
 

@@ -46,7 +46,9 @@ def as_table(result: QueryResult) -> str:
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     footer = f"({len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
-    if result.truncated:
+    if result.truncated and getattr(result, "stopped_by", None) == "bytes":
+        footer += ", stopped at the result size cap: select fewer or shorter columns, or add LIMIT"
+    elif result.truncated:
         footer += ", stopped at the row cap: raise --max-rows or add LIMIT"
     out.append(footer + f", {result.elapsed_s * 1000:.0f} ms)")
     return "\n".join(out)
@@ -86,6 +88,8 @@ def index_summary(report, max_skips: int = 10) -> str:
                                   ("modules", "classes", "members", "globals", "parameters")))
     lines.append("  " + "  ".join(f"{t} {c.get(t, 0):,}" for t in
                                   ("imports", "calls", "inheritance", "nested_functions")))
+    for warning in getattr(report, "warnings", []):
+        lines.append(f"  warning: {warning}")
     if "embeddings" in c:
         lines.append(f"  embeddings {c['embeddings']:,} (codegraph search; embed() in codegraph sql)")
     if report.partial:

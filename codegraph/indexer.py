@@ -26,7 +26,8 @@ from .errors import RepositoryError, SchemaMismatch
 from .extract import COLUMNS, FileFacts, UndecodableSource, extract
 from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
-from .semantic.store import DEFAULT_DIM, merge_sparse, model_from_meta, model_meta, write_vectors
+from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
+                             write_vectors)
 from .semantic.texts import sparse_vectors
 
 RESOLVED_COLUMNS = {
@@ -38,7 +39,7 @@ _RESOLVED_TABLES = tuple(RESOLVED_COLUMNS)
 _DEF_TABLES = ("modules", "classes", "members", "globals", "nested_functions")
 _PARALLEL_THRESHOLD = 24
 
-Progress = Callable[[int, int, str], None]
+Progress = Callable[[str, int, int, str], None]  # (phase, done, total, detail)
 
 
 @dataclass
@@ -56,6 +57,8 @@ class IndexReport:
     counts: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    vectors: dict = field(default_factory=dict)  # what happened to the vector cache
 
 
 def _extract_one(item: tuple[str, str, str, bool]) -> FileFacts | Skip:
@@ -119,7 +122,13 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
     total, done = len(files), 0
     pool = None
     if jobs > 1 and total >= _PARALLEL_THRESHOLD:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        # fork is fast, but only safe while this process runs no other thread (a DuckDB
+        # connection, a server's workers): then the fork server starts workers from a clean process.
+        methods = multiprocessing.get_all_start_methods()
+        if "fork" in methods and threading.active_count() == 1:
+            method = "fork"
+        else:
+            method = "forkserver" if "forkserver" in methods else "spawn"
         pool = multiprocessing.get_context(method).Pool(jobs)
         iterator: Iterable[_Chunk] = pool.imap_unordered(functools.partial(_extract_chunk, embed_dim=embed_dim), chunks)
     else:
@@ -128,7 +137,7 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
         for chunk in iterator:
             done += len(chunk.paths)
             if progress:
-                progress(done, total, chunk.paths[-1])
+                progress("parsing", done, total, chunk.paths[-1])
             yield chunk
     finally:
         if pool is not None:
@@ -292,7 +301,7 @@ def index_repository(
     if not root.is_dir():
         raise RepositoryError(f"{repo} is not a directory: give the path of a repository to index")
     target = Path(db_path) if db_path else db.default_db_path(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
     _remove_abandoned_builds(target)
@@ -301,14 +310,18 @@ def index_repository(
     found = discover(root, max_file_size)
     report.timings["discover"] = time.perf_counter() - t
     report.files_seen = len(found.files)
+    if not found.files:
+        report.warnings.append(f"no Python files found in {root} (is it the right folder?)")
 
+    if target.exists():
+        _refuse_foreign(target)
     if target.exists() and not full:
         try:
             _update(root, target, found, jobs, progress, report, embed)
             report.elapsed_s = time.perf_counter() - started
             return report
         except SchemaMismatch:
-            pass  # an old or foreign file: rebuild it from scratch below
+            pass  # an older schema, another root or other settings: rebuild it from scratch below
     _full_build(root, target, found, jobs, progress, report, embed)
     report.elapsed_s = time.perf_counter() - started
     return report
@@ -323,6 +336,40 @@ def _write_embeddings(con: duckdb.DuckDBPyConnection, model: HashingModel, spars
         lo, hi = indptr[start], indptr[stop]
         tf = dense_tf(indptr[start : stop + 1] - lo, indices[lo:hi], values[lo:hi], model.dim)
         write_vectors(con, ids[start:stop], file_ids[start:stop], model.finish(tf))
+
+
+def _prepare_folder(target: Path) -> None:
+    """Create the database's folder; a .codegraph/ folder ignores itself for git."""
+    fresh = not target.parent.exists()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    ignore = target.parent / ".gitignore"
+    if target.parent.name == db.DB_DIRNAME and (fresh or not ignore.exists()):
+        try:
+            ignore.write_text("# written by codegraph: nothing in here belongs in version control\n*\n")
+        except OSError:
+            pass
+
+
+def _refuse_foreign(target: Path) -> None:
+    """Never overwrite a file codegraph did not write; a locked or damaged one is one clear line."""
+    with open(target, "rb") as fh:
+        head = fh.read(16)
+    if len(head) >= 12 and head[8:12] != b"DUCK":
+        raise RepositoryError(f"{target} is not a DuckDB file: codegraph will not overwrite it; choose another --db")
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+    except duckdb.Error as exc:
+        error = db.open_error(target, exc)
+        if isinstance(error, db.DatabaseCorrupt) or "lock" not in str(exc).lower():
+            return  # a damaged database of ours is rebuilt by --full; the update says so
+        raise error from None
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        con.close()
+    if tables and "meta" not in tables:
+        raise RepositoryError(f"{target} is a DuckDB database that codegraph did not write: it will not be "
+                              "overwritten; choose another --db")
 
 
 def _remove_abandoned_builds(target: Path) -> None:
@@ -356,27 +403,37 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
     report.parsed = len(file_rows)
     t = time.perf_counter()
     tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+
+    def phase(name: str) -> None:
+        if progress:
+            progress(name, 0, 1, "")
+
     try:
-        con = duckdb.connect(str(tmp))
+        con = db.connect_writable(tmp)
         try:
             db.create_schema(con, str(root))
             # The file is swapped in only when complete, so no transaction is needed for atomicity.
             # DuckDB ingests the definitions on a second thread while this one resolves names.
             side = con.cursor()
+            phase("resolving")
             writer = _Background(lambda: [db.insert_arrow(side, name, tables[name])
                                           for name in COLUMNS if name not in _RESOLVED_TABLES])
-            resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
-            resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
+            try:
+                resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
+                resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
+                if embed:
+                    sparse = merge_sparse([c.vectors for c in chunks])
+                    model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
+                del chunks
+            finally:
+                writer.join()
             if embed:
-                sparse = merge_sparse([c.vectors for c in chunks])
-                model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
-            del chunks
-            writer.join()
-            if embed:
+                phase("embedding")
                 _write_embeddings(con, model, sparse)
                 db.set_meta(con, **model_meta(model))
                 del sparse
             report.timings["resolve"] = time.perf_counter() - t
+            phase("writing")
             for name, table in resolved.items():
                 db.insert_arrow(con, name, table)
             _update_class_bases(con, resolver, tables["classes"])
@@ -385,6 +442,13 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
             report.timings["write"] = time.perf_counter() - t
+            if embed:
+                phase("vector cache")
+                t = time.perf_counter()
+                report.vectors = build_vector_cache(con, target)
+                report.timings["vectors"] = time.perf_counter() - t
+            else:
+                vectors_path(target).unlink(missing_ok=True)
             _summarise(report, con)
         finally:
             con.close()
@@ -404,7 +468,9 @@ def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
 def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
             embed: bool = True) -> None:
     report.mode = "update"
-    con = duckdb.connect(str(target))
+    # Read what the database holds, then let go of it while the workers parse: forking a process
+    # that holds a DuckDB connection (and its threads) is not safe.
+    con = db.connect_writable(target)
     try:
         meta = db.check_schema(con, target)
         if meta.get("repo_root") != str(root):
@@ -418,47 +484,63 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
                con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files").fetchall()}
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
                      con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
-        to_parse: list[SourceFile] = []
-        touched: list[tuple[int, int]] = []  # same content, new mtime
-        kept_skips: list[Skip] = []
-        for f in found.files:
-            prev = old.get(f.path)
-            if prev is not None and prev[1] == f.module:
-                if prev[3] == f.size and prev[4] == f.mtime_ns:
-                    continue
-                with open(f.abspath, "rb") as fh:
-                    if hashlib.sha256(fh.read()).hexdigest() == prev[2]:
-                        touched.append((prev[0], f.mtime_ns))
-                        continue
-            skipped_before = old_skips.get(f.path)
-            if skipped_before and skipped_before[2] == f.size and skipped_before[3] == f.mtime_ns:
-                kept_skips.append(Skip(f.path, skipped_before[0], skipped_before[1]))
+    finally:
+        con.close()
+    to_parse: list[SourceFile] = []
+    touched: list[tuple[int, int]] = []  # same content, new mtime
+    kept_skips: list[Skip] = []
+    for f in found.files:
+        prev = old.get(f.path)
+        if prev is not None and prev[1] == f.module:
+            if prev[3] == f.size and prev[4] == f.mtime_ns:
                 continue
-            to_parse.append(f)
-        present = {f.path for f in found.files}
-        parse_paths = {f.path for f in to_parse}
-        gone = [p for p in old if p not in present or p in parse_paths]
-        deleted = [p for p in old if p not in present]
-        skips_now = list(found.skipped) + kept_skips
-        skips_changed = sorted((s.path, s.reason) for s in skips_now) != sorted(
-            (p, r) for p, (r, *_rest) in old_skips.items())
-        report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
-        report.deleted = len(deleted)
-        if not to_parse and not deleted and not touched and not skips_changed:
-            report.mode = "unchanged"
+            try:
+                with open(f.abspath, "rb") as fh:
+                    same = hashlib.sha256(fh.read()).hexdigest() == prev[2]
+            except OSError:  # vanished or unreadable since discovery: the parser reports it
+                same = False
+            if same:
+                touched.append((prev[0], f.mtime_ns))
+                continue
+        skipped_before = old_skips.get(f.path)
+        if skipped_before and skipped_before[2] == f.size and skipped_before[3] == f.mtime_ns:
+            kept_skips.append(Skip(f.path, skipped_before[0], skipped_before[1]))
+            continue
+        to_parse.append(f)
+    present = {f.path for f in found.files}
+    parse_paths = {f.path for f in to_parse}
+    gone = [p for p in old if p not in present or p in parse_paths]
+    deleted = [p for p in old if p not in present]
+    skips_now = list(found.skipped) + kept_skips
+    skips_changed = sorted((s.path, s.reason) for s in skips_now) != sorted(
+        (p, r) for p, (r, *_rest) in old_skips.items())
+    report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
+    report.deleted = len(deleted)
+    if not to_parse and not deleted and not touched and not skips_changed:
+        report.mode = "unchanged"
+        con = db.connect_writable(target)
+        try:
+            if model is not None and VectorCache.read(vectors_path(target), token=meta.get("vectors_token") or "-") is None:
+                report.vectors = build_vector_cache(con, target)  # missing or damaged: made again
             _summarise(report, con)
-            return
+        finally:
+            con.close()
+        return
 
-        t = time.perf_counter()
-        by_path = {f.path: f for f in found.files}
-        chunks = list(_extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
-        report.timings["extract"] = time.perf_counter() - t
-        t = time.perf_counter()
-        file_rows = [row for c in chunks for row in c.file_rows]
-        skips_now.extend(s for c in chunks for s in c.skips)
-        fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
-        report.parsed = len(file_rows)
+    t = time.perf_counter()
+    by_path = {f.path: f for f in found.files}
+    chunks = list(_extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
+    report.timings["extract"] = time.perf_counter() - t
+    t = time.perf_counter()
+    file_rows = [row for c in chunks for row in c.file_rows]
+    skips_now.extend(s for c in chunks for s in c.skips)
+    fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+    report.parsed = len(file_rows)
+    if progress:
+        progress("writing", 0, 1, str(target))
 
+    con = db.connect_writable(target)
+    try:
         con.execute("BEGIN")
         gone_ids = [old[p][0] for p in gone]
         changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
@@ -541,6 +623,12 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         con.execute("DELETE FROM skipped_files")
         db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips_now])
         db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        if model is not None:
+            if progress:
+                progress("vector cache", 0, 1, "")
+            changed_files = sorted(set(gone_ids) | {r[0] for r in file_rows})
+            report.vectors = build_vector_cache(con, target, previous_token=meta.get("vectors_token"),
+                                                changed_files=changed_files)
         con.execute("COMMIT")
         report.timings["write"] = time.perf_counter() - t
         _summarise(report, con)

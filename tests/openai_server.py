@@ -11,15 +11,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class FakeOpenAI:
     """Serves /v1/embeddings and /v1/chat/completions.
 
-    `script` is a list of actions consumed one per request: "ok", "429", "500", "timeout",
-    "malformed"; once it is empty every request succeeds. Chat answers come from `answers`.
+    `script` is a list of actions consumed one per request: "ok", "429", "500", "400", "401",
+    "404", "timeout" (answer after delay_s), "malformed" (not JSON), "html" (a web page with
+    status 200), "retry-after" (429 asking for a 1 s pause), "stall" (say nothing for 60 s),
+    "trickle" (headers, then one byte of the answer every trickle_s); once it is empty every
+    request succeeds. Chat answers come from `answers`.
     """
 
-    def __init__(self, script=None, answers=None, dim: int = 8, delay_s: float = 3.0) -> None:
+    def __init__(self, script=None, answers=None, dim: int = 8, delay_s: float = 3.0, trickle_s: float = 1.0) -> None:
         self.script = list(script or [])
         self.answers = list(answers or [])
-        self.dim, self.delay_s = dim, delay_s
+        self.dim, self.delay_s, self.trickle_s = dim, delay_s, trickle_s
         self.requests: list[dict] = []
+        self.request_times: list[float] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,12 +33,41 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 owner.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                owner.request_times.append(time.monotonic())
                 action = owner.script.pop(0) if owner.script else "ok"
                 if action == "timeout":
                     time.sleep(owner.delay_s)
                     action = "ok"
-                if action in ("429", "500", "401", "404"):
+                if action == "stall":
+                    time.sleep(60)
+                    return
+                if action in ("429", "500", "401", "404", "400"):
                     self._send(int(action), {"error": {"message": f"scripted {action}", "type": "test"}})
+                    return
+                if action == "retry-after":
+                    self._send(429, {"error": {"message": "slow down", "type": "test"}}, {"Retry-After": "1"})
+                    return
+                if action == "html":
+                    page = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(page)))
+                    self.end_headers()
+                    self.wfile.write(page)
+                    return
+                if action == "trickle":
+                    data = json.dumps(self._completion(body, "```python\ndef f():\n    return 1\n```")).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    try:
+                        for byte in data:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(owner.trickle_s)
+                    except OSError:
+                        pass
                     return
                 if action == "malformed":
                     data = b"{this is not json"
@@ -53,15 +86,23 @@ class FakeOpenAI:
                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}})
                     return
                 text = owner.answers.pop(0) if owner.answers else ""
-                self._send(200, {
+                if callable(text):
+                    text = text(body)
+                self._send(200, self._completion(body, text))
+
+            @staticmethod
+            def _completion(body, text):
+                return {
                     "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
-            def _send(self, status, payload):
+            def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codegraph.refine.loop import refine
-from codegraph.refine.models import OpenAIChat
+from codegraph.llm import OpenAIChat
 from codegraph.refine.task import load_task
 
 BASE_URL = os.environ.get("CODEGRAPH_E2E_BASE_URL")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codegraph.indexer import index_repository
-from codegraph.refine.models import ScriptedModel
+from codegraph.llm import ScriptedModel
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.diagnose import diagnose, parse_lines
@@ -159,7 +159,7 @@ def test_parse_lines_rejects_nonsense():
 def test_in_process_and_subprocess_linting_agree(repo, linter):
     path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
     fast = sorted((d.symbol, d.line, d.message) for d in linter.lint(path))
-    slow = sorted((d.symbol, d.line, d.message) for d in Linter(in_process=False).lint(path))
+    slow = sorted((d.symbol, d.line, d.message) for d in Linter(mode="subprocess").lint(path))
     assert fast == slow and fast
 
 

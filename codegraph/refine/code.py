@@ -28,12 +28,37 @@ def _defines(code: str, name: str) -> bool:
     return re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(leaf)}\b", code, re.M) is not None
 
 
-def _trim_truncated(code: str) -> str:
-    """Drop trailing lines until the code parses (a model cut off mid-statement)."""
+def _statement_ends(code: str) -> tuple[bool, list[int]]:
+    """(parses, the end rows of complete statements): one parse and one walk of the tree."""
+    root = _PARSER.parse(code.encode()).root_node
+    if not root.has_error:
+        return True, []
+    ends, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if (kind.endswith("_statement") or kind.endswith("definition")) and not node.has_error:
+            ends.append(node.end_point[0])
+            continue  # its insides end no later than it does
+        stack.extend(node.children)
+    return False, ends
+
+
+def _trim_truncated(code: str, max_cuts: int = 12) -> str:
+    """Cut a truncated answer back to code that parses (a model cut off mid-statement).
+
+    Each cut keeps the text up to the end of the last complete statement before the final line,
+    so a few parses suffice: linear in the answer's length, whatever its size."""
     lines = code.rstrip().split("\n")
-    while lines and not _parses("\n".join(lines)):
-        lines.pop()
-    return "\n".join(lines)
+    for _ in range(max_cuts):
+        parses, ends = _statement_ends("\n".join(lines))
+        if parses:
+            return "\n".join(lines)
+        earlier = [row for row in ends if row < len(lines) - 1]
+        if not earlier:
+            return ""
+        lines = lines[: max(earlier) + 1]
+    return ""
 
 
 def code_from_answer(answer: str, symbol: str) -> str | None:

@@ -1,19 +1,24 @@
 """The refinement loop: retrieve -> generate -> splice -> lint -> retrieve per error -> regenerate,
 then run the task's tests and feed failures back, until lint and tests pass or a limit is hit.
 
-Everything happens in a scratch copy of the repository; the user's files change only with
-`apply=True`. The switches of `Task.mode` reproduce the papers' baselines with the same loop.
+Everything happens in a scratch copy of the repository, which is removed on every way out (a
+SIGTERM included); the user's files change only with `apply=True`. The model's code runs only
+inside the fence of `sandbox.py`. `limits.seconds` bounds the whole run: every step gets what is
+left of it. The switches of `Task.mode` reproduce the papers' baselines with the same loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
 import shutil
-import subprocess
+import signal
+import stat
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,17 +27,20 @@ from typing import Callable
 from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound
 from ..extract import _PARSER
+from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
-from ..retrieval.lint import Linter
+from ..retrieval.lint import LintError, Linter
 from .code import _find, _import_insert_line, code_from_answer, splice
-from .models import ChatModel, estimate_tokens
 from .offline import OfflineRepairer
-from .task import Task
+from .sandbox import choose_level, run_fenced, test_environment
+from .task import Task, confine_target, confine_tests
 
 _COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".codegraph", "__pycache__", ".venv", "venv", "node_modules",
                                       ".tox", ".mypy_cache", ".pytest_cache", "*.pyc")
+MAX_ANSWER_BYTES = 200_000
+LINT_SECONDS = 60.0
 # What each mode uses: (context for the description, lint feedback, SQL retrieval per error,
 # retrieval with the last generation, test feedback, iterate at all)
 MODE_SWITCHES = {
@@ -56,6 +64,7 @@ class TestRun:
     returncode: int
     seconds: float
     output: str
+    isolation: str = "rlimits"
 
 
 @dataclass
@@ -69,10 +78,11 @@ class Iteration:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    error: str | None = None  # what went wrong in this iteration (the model's endpoint, the linter)
 
     @property
     def lint_clean(self) -> bool:
-        return not self.diagnostics
+        return not self.diagnostics and self.error is None
 
 
 @dataclass
@@ -91,6 +101,8 @@ class RefineResult:
     prompt_tokens: int
     completion_tokens: int
     applied: bool = False
+    isolation: str | None = None  # the fence the tests ran behind (docs/refine.md)
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -99,36 +111,78 @@ class RefineResult:
         return data
 
 
-def _run_tests(root: Path, tests: list[str], timeout_s: float, python: str | None = None) -> TestRun:
-    started = time.perf_counter()
-    roots = [str(root / "src")] if (root / "src").is_dir() else []  # src layouts import from src/
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONPATH": os.pathsep.join([*roots, str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    cmd = [python or sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *tests]
+class _OutOfTime(Exception):
+    pass
+
+
+def copy_repository(source: Path, target: Path) -> list[str]:
+    """Copy the repository for the loop to edit. Symlinks never lead out of the copy: a file
+    symlink that resolves inside the repository becomes a copy of its target, a directory symlink
+    inside it a link within the copy, and anything resolving outside is left out (and reported)."""
+    source = source.resolve()
+    shutil.copytree(source, target, ignore=_COPY_IGNORE, symlinks=True)
+    notes = []
+    for folder, dirnames, filenames in os.walk(target):
+        for name in [*dirnames, *filenames]:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                continue
+            original = source / path.relative_to(target)
+            real = Path(os.path.realpath(original))
+            path.unlink()
+            if not real.is_relative_to(source) or not real.exists():
+                notes.append(f"left out {original.relative_to(source)}: a symlink to {real}, outside the repository")
+            elif real.is_dir():
+                os.symlink(os.path.relpath(target / real.relative_to(source), path.parent), path)
+            else:
+                shutil.copyfile(real, path)
+    return notes
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace the file's directory entry (never following a symlink put there meanwhile)."""
+    mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired:
-        return TestRun(False, -1, time.perf_counter() - started, f"tests did not finish within {timeout_s:g} s")
-    output = (proc.stdout + proc.stderr).strip().splitlines()
-    return TestRun(proc.returncode == 0, proc.returncode, time.perf_counter() - started, "\n".join(output[-60:]))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class Refiner:
+    """One run of the loop over one task; a context manager that always removes its scratch copy."""
+
     def __init__(self, task: Task, model: ChatModel | None = None, *, db_path: str | Path | None = None,
                  linter: Linter | None = None, log: Callable[[str], None] | None = None) -> None:
         self.task = task
+        task.target_file = confine_target(task.repo, task.target_file)
+        task.tests = confine_tests(task.repo, task.tests)
         self.model = model or OfflineRepairer()
         self.switches = MODE_SWITCHES[task.mode]
-        self.linter = linter or Linter()
         self.log = log or (lambda message: None)
+        self.isolation = choose_level(task.isolation) if task.tests else None
+        self.deadline = time.monotonic() + task.limits.seconds
+        self._own_linter = linter is None
+        self.linter = linter or Linter()
+        self.retriever = None
         self.scratch = Path(tempfile.mkdtemp(prefix="codegraph-refine-"))
-        self.root = self.scratch / "repo"
-        shutil.copytree(task.repo, self.root, ignore=_COPY_IGNORE, symlinks=True)
-        self.db_path = self._database(db_path)
-        llm_sql = None if isinstance(self.model, OfflineRepairer) else self.model
-        self.retriever = Retriever(self.db_path, model=llm_sql if self.switches["structural"] else None)
-        self.original = task.target_path.read_text(encoding="utf-8")
-        self.target = self.root / task.target_file
+        try:
+            self.root = self.scratch / "repo"
+            self.notes = copy_repository(task.repo, self.root)
+            for note in self.notes:
+                self.log(note)
+            self.db_path = self._database(db_path)
+            llm_sql = None if isinstance(self.model, OfflineRepairer) else self.model
+            self.retriever = Retriever(self.db_path, model=llm_sql if self.switches["structural"] else None)
+            self.original = task.target_path.read_text(encoding="utf-8")
+            self.target = self.root / task.target_file
+        except BaseException:
+            self.close()
+            raise
         self.prompt_tokens = self.completion_tokens = 0
 
     def _database(self, db_path) -> Path:
@@ -143,8 +197,24 @@ class Refiner:
             return index_repository(self.root, self.scratch / "graph.duckdb").db_path
 
     def close(self) -> None:
-        self.retriever.close()
+        if self.retriever is not None:
+            self.retriever.close()
+            self.retriever = None
+        if self._own_linter:
+            self.linter.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "Refiner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime()
+        return left
 
     # -- context --------------------------------------------------------------------------
     def _search(self, query: str, k: int = 6) -> list[dict]:
@@ -192,7 +262,9 @@ class Refiner:
         return "\n".join(blocks)
 
     # -- generation -----------------------------------------------------------------------
-    def _generate(self, context: str, previous: str | None, feedback: str | None, it: Iteration) -> str | None:
+    def _generate(self, context: str, previous: str | None, feedback: str | None,
+                  it: Iteration) -> tuple[str | None, str | None]:
+        """(code, problem): the code the model wrote, or a feedback line saying why there is none."""
         user = [f"Repository file: {self.task.target_file}", f"Write `{self.task.symbol}`: {self.task.description}"]
         if context:
             user += ["", "Relevant project code:", context]
@@ -203,13 +275,21 @@ class Refiner:
         messages = [{"role": "system", "content": SYSTEM.format(symbol=self.task.symbol)},
                     {"role": "user", "content": "\n".join(user)}]
         started = time.perf_counter()
-        completion = self.model.complete(messages, max_tokens=1500)
-        it.timings["generate"] = time.perf_counter() - started
+        try:
+            completion = self.model.complete(messages, max_tokens=1500,
+                                             deadline=time.monotonic() + self._remaining())
+        finally:
+            it.timings["generate"] = it.timings.get("generate", 0.0) + time.perf_counter() - started
         it.prompt_tokens += completion.prompt_tokens
         it.completion_tokens += completion.completion_tokens
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
-        return code_from_answer(completion.text, self.task.symbol)
+        size = len(completion.text.encode("utf-8", "replace"))
+        if size > MAX_ANSWER_BYTES:
+            return None, (f"Your answer was {size // 1000} kB, over the {MAX_ANSWER_BYTES // 1000} kB limit: "
+                          f"answer with only the definition of `{self.task.symbol}` and its imports.")
+        code = code_from_answer(completion.text, self.task.symbol)
+        return code, None if code else "The answer held no Python code block defining the symbol."
 
     def _candidate_code(self, text: str, import_lines: list[str]) -> str:
         node = _find(_PARSER.parse(text.encode()).root_node, self.task.symbol)
@@ -217,34 +297,75 @@ class Refiner:
         indent = " " * node.start_point[1] if node is not None else ""
         return "\n".join([*import_lines, *([""] if import_lines else []), indent + body]) + "\n"
 
+    def _run_tests(self) -> TestRun:
+        roots = [self.root / "src"] if (self.root / "src").is_dir() else []  # src layouts import from src/
+        env = test_environment(self.scratch, [*roots, self.root], self.task.env, self.task.pass_env)
+        cmd = [self.task.python or sys.executable, "-m", "pytest", "-q", "-x", "--no-header",
+               "-p", "no:cacheprovider", *self.task.tests]
+        timeout = min(self.task.limits.test_seconds, self._remaining())
+        run = run_fenced(cmd, cwd=self.root, scratch=self.scratch, env=env, timeout_s=timeout,
+                         memory_mb=self.task.limits.test_memory_mb, level=self.isolation or "rlimits")
+        output = run.output.strip().splitlines()
+        if run.timed_out:
+            output.append(f"tests did not finish within {timeout:g} s")
+        return TestRun(run.returncode == 0 and not run.timed_out, run.returncode, run.seconds,
+                       "\n".join(output[-60:]), run.level)
+
+    def _lint(self, spliced) -> list:
+        timeout = min(LINT_SECONDS, self._remaining())
+        diagnostics = [d for d in self.linter.lint(self.target, timeout_s=timeout)
+                       if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines
+                       or d.symbol == "syntax-error"]  # a candidate can break the lines after it
+        return [d for d in diagnostics if not self._known_import(d)]
+
     # -- the loop -------------------------------------------------------------------------
     def run(self, apply: bool = False) -> RefineResult:
         started = time.perf_counter()
-        limits = self.task.limits
         iterations: list[Iteration] = []
+        stop, tests_passed = "iterations", None
+        offline = isinstance(self.model, OfflineRepairer)
+        code = self.task.starting_code
+        if code is None and offline:
+            raise CodegraphError("the offline generator repairs code but cannot write it from a description: "
+                                 "give the task a starting_code, or configure a model (--model, --base-url)")
+        if self.isolation:
+            self.log(f"tests run with isolation {self.isolation!r} (docs/refine.md)")
+        try:
+            stop, tests_passed = self._loop(code, iterations, offline)
+        except _OutOfTime:
+            stop = f"time limit ({self.task.limits.seconds:g} s)"
+        if not iterations:
+            iterations.append(Iteration(1, "", error=stop))
+        return self._result(iterations, stop, tests_passed, started, apply)
+
+    def _loop(self, code: str | None, iterations: list[Iteration], offline: bool) -> tuple[str, bool | None]:
+        limits = self.task.limits
+        stop, tests_passed = "iterations", None
         context = ""
         if self.switches["initial_context"]:
             context = self._cards(self._search(self.task.description))
         if self.switches.get("class_tools"):
             context = "\n".join(filter(None, [self._class_info(self.task.description), context]))
-        code = self.task.starting_code
-        stop, tests_passed = "iterations", None
-        offline = isinstance(self.model, OfflineRepairer)
-        if code is None:
-            if offline:
-                raise CodegraphError("the offline generator repairs code but cannot write it from a description: "
-                                     "give the task a starting_code, or configure a model (--model, --base-url)")
-            first = Iteration(0, "")
-            code = self._generate(context, None, None, first)
-            if code is None:
-                code = ""
         feedback: str | None = None
+        if code is None:
+            first = Iteration(1, "")
+            try:
+                code, feedback = self._generate(context, None, None, first)
+            except ModelError as exc:
+                first.error = str(exc)
+                iterations.append(first)
+                if not exc.retryable:
+                    return f"model error: {exc}", None
+                code = None
+            code = code or ""
         max_iterations = limits.iterations if self.switches["iterate"] else 1
         for number in range(1, max_iterations + 1):
-            it = Iteration(number, code)
-            iterations.append(it)
+            it = iterations[-1] if iterations and iterations[-1].number == number else Iteration(number, code)
+            it.code = code
+            if it not in iterations:
+                iterations.append(it)
             if not code.strip():
-                feedback = "The answer held no Python code block defining the symbol."
+                feedback = feedback or "The answer held no Python code block defining the symbol."
                 stop = "no code"
             else:
                 try:
@@ -253,33 +374,39 @@ class Refiner:
                     raise CodegraphError(str(exc)) from None
                 self.target.write_text(spliced.text, encoding="utf-8")
                 t = time.perf_counter()
-                diagnostics = [d for d in self.linter.lint(self.target)
-                               if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines
-                               or d.symbol == "syntax-error"]  # a candidate can break the lines after it
-                diagnostics = [d for d in diagnostics if not self._known_import(d)]
+                try:
+                    diagnostics = self._lint(spliced)
+                except LintError as exc:
+                    it.error = str(exc)
+                    diagnostics = []
                 it.timings["lint"] = time.perf_counter() - t
                 it.diagnostics = [d.to_dict() for d in diagnostics]
                 retrievals = []
-                if diagnostics and (self.switches["structural"] or offline):
+                if it.error:
+                    feedback = f"Your code could not be checked: {it.error}"
+                    stop = "lint failed"
+                    tests_passed = None
+                elif diagnostics and (self.switches["structural"] or offline):
                     t = time.perf_counter()
                     candidate = Candidate.from_file(self.target)
-                    retrievals = self.retriever.retrieve_all(candidate, diagnostics)
+                    retrievals = self.retriever.retrieve_all(candidate, diagnostics,
+                                                             deadline=time.monotonic() + self._remaining())
                     it.timings["retrieve"] = time.perf_counter() - t
                     it.retrievals = [{"symbol": r.diagnostic.symbol, "line": r.diagnostic.line, "source": r.source,
                                       "rule": r.rule, "sql": r.sql, "params": r.params,
                                       "rows": [row.get("qualname") for row in r.rows], "attempts": r.attempts}
                                      for r in retrievals]
-                if not diagnostics:
+                if it.error:
+                    pass
+                elif not diagnostics:
                     if not self.task.tests:
-                        stop = "lint clean (no tests given)"
-                        break
-                    run = _run_tests(self.root, self.task.tests, limits.test_seconds, self.task.python)
+                        return "lint clean (no tests given)", tests_passed
+                    run = self._run_tests()
                     it.timings["tests"] = run.seconds
                     it.tests = asdict(run)
                     tests_passed = run.passed
                     if run.passed:
-                        stop = "lint clean and tests pass"
-                        break
+                        return "lint clean and tests pass", tests_passed
                     feedback = f"The tests failed:\n{run.output[-3000:]}" if self.switches["tests"] else None
                 else:
                     tests_passed = None
@@ -290,16 +417,16 @@ class Refiner:
                         if retrievals and self.switches["structural"]:
                             feedback = render(retrievals, budget_tokens=1500)
                 if offline:
+                    if it.error:
+                        return stop, tests_passed
                     if not diagnostics:
-                        stop = "tests fail and the offline generator only repairs lint errors"
-                        break
+                        return "tests fail and the offline generator only repairs lint errors", tests_passed
                     lines, done = self.model.repair(spliced.text.split("\n"), retrievals,
                                                     (spliced.first_line, spliced.last_line),
                                                     _import_insert_line(_PARSER.parse(spliced.text.encode()).root_node))
                     it.repairs = done
                     if not done:
-                        stop = "no repair found"
-                        break
+                        return "no repair found", tests_passed
                     new_text = "\n".join(lines)
                     added = [l for l in lines[:_import_insert_line(_PARSER.parse(new_text.encode()).root_node)]
                              if l.strip() and l.strip() not in {o.strip() for o in self.original.split("\n")}]
@@ -307,40 +434,66 @@ class Refiner:
                     continue
             if number == max_iterations:
                 break
-            if time.perf_counter() - started > limits.seconds:
-                stop = "time limit"
-                break
+            self._remaining()
             if self.prompt_tokens + self.completion_tokens > limits.tokens:
-                stop = "token limit"
-                break
+                return "token limit", tests_passed
             if self.switches["by_generation"]:
                 context = self._cards(self._search(code or self.task.description))
-            new = self._generate(context if not self.switches["lint_feedback"] or self.switches["structural"] else "",
-                                 code, feedback, it)
+            upcoming = Iteration(number + 1, "")
+            iterations.append(upcoming)
+            try:
+                new, problem = self._generate(
+                    context if not self.switches["lint_feedback"] or self.switches["structural"] else "",
+                    code, feedback, upcoming)
+            except ModelError as exc:
+                upcoming.error = str(exc)
+                if not exc.retryable:
+                    return f"model error: {exc}", tests_passed
+                new, problem = None, None
             code = new or ""
+            feedback = problem
+        return stop, tests_passed
+
+    def _result(self, iterations: list[Iteration], stop: str, tests_passed: bool | None, started: float,
+                apply: bool) -> RefineResult:
         # an empty last answer does not undo the attempts before it
         final = next((it for it in reversed(iterations) if it.code.strip()), iterations[-1])
-        lint_clean = bool(final.code.strip()) and final.lint_clean
+        lint_clean = bool(final.code.strip()) and final.lint_clean and final.error is None
         success = lint_clean and (tests_passed is True or (not self.task.tests and lint_clean))
         final_text = splice(self.original, self.task.symbol, final.code).text if final.code.strip() else self.original
         diff = "".join(difflib.unified_diff(self.original.splitlines(True), final_text.splitlines(True),
                                             f"a/{self.task.target_file}", f"b/{self.task.target_file}"))
         applied = False
         if apply and success:
-            self.task.target_path.write_text(final_text, encoding="utf-8")
+            target = self.task.repo / confine_target(self.task.repo, self.task.target_file)
+            _write_atomically(target, final_text)
             applied = True
         return RefineResult(str(self.task.source or ""), self.task.mode, self.model.name, success, lint_clean,
                             tests_passed, stop, final.code, diff, iterations, time.perf_counter() - started,
-                            self.prompt_tokens, self.completion_tokens, applied)
+                            self.prompt_tokens, self.completion_tokens, applied, self.isolation, self.notes)
+
+
+@contextlib.contextmanager
+def _terminate_as_exit():
+    """SIGTERM unwinds like Ctrl-C, so the scratch copy is removed (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def refine(task: Task, model: ChatModel | None = None, *, db_path=None, apply: bool = False,
            log: Callable[[str], None] | None = None) -> RefineResult:
-    refiner = Refiner(task, model, db_path=db_path, log=log)
-    try:
+    with _terminate_as_exit(), Refiner(task, model, db_path=db_path, log=log) as refiner:
         return refiner.run(apply=apply)
-    finally:
-        refiner.close()
 
 
-__all__ = ["refine", "Refiner", "RefineResult", "MODE_SWITCHES"]
+__all__ = ["refine", "Refiner", "RefineResult", "MODE_SWITCHES", "copy_repository"]

@@ -11,7 +11,7 @@ import difflib
 import re
 
 from ..retrieval.engine import Retrieval
-from .models import ChatModel, Completion, Message, register
+from ..llm import ChatModel, Completion, Message, register
 
 
 def _quoted(message: str) -> list[str]:

@@ -1,16 +1,26 @@
-"""The task file: what to write, where, and how to tell it is done."""
+"""The task file: what to write, where, and how to tell it is done.
+
+A task file may come from anywhere (a benchmark, a colleague, a model), so everything it names
+is confined: the target is a regular file inside the repository, the tests are paths or node
+ids inside it, never options for pytest.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import jsonschema
 
 from ..errors import CodegraphError
 
 MODES = ("direct", "naive-rag", "repocoder", "reflexion", "cocogen", "rrr")
+ISOLATION_LEVELS = ("auto", "sandbox", "no-network", "rlimits")
 
-# A JSON Schema of the task file; docs/task.md is generated from it.
+# A JSON Schema of the task file; docs/task.md is generated from it and load_task validates with it.
 TASK_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "codegraph refine task",
@@ -18,13 +28,19 @@ TASK_SCHEMA = {
     "required": ["repo", "target_file", "symbol", "description"],
     "additionalProperties": False,
     "properties": {
-        "repo": {"type": "string", "description": "Repository path, relative to the task file or absolute."},
-        "target_file": {"type": "string", "description": "File to write into, relative to the repository."},
-        "symbol": {"type": "string", "description": "What to write: `name` (function or class) or `Class.method`; "
-                                                    "replaced when it exists, added otherwise."},
-        "description": {"type": "string", "description": "What the code must do, in natural language."},
-        "tests": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "description": "pytest node ids (relative to the repository) that must pass."},
+        "repo": {"type": "string", "minLength": 1,
+                 "description": "Repository path, relative to the task file or absolute."},
+        "target_file": {"type": "string", "minLength": 1,
+                        "description": "File to write into, relative to the repository; it must be a regular "
+                                       "file inside the repository (symlinks are followed and must stay inside)."},
+        "symbol": {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$",
+                   "description": "What to write: `name` (function or class) or `Class.method`; "
+                                  "replaced when it exists, added otherwise."},
+        "description": {"type": "string", "minLength": 1,
+                        "description": "What the code must do, in natural language."},
+        "tests": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+                  "description": "pytest paths or node ids inside the repository that must pass; "
+                                 "options (anything starting with `-`) are refused."},
         "starting_code": {"type": ["string", "null"], "default": None,
                           "description": "A first candidate (e.g. a model's earlier answer); the loop starts "
                                          "by checking it instead of generating one."},
@@ -33,14 +49,26 @@ TASK_SCHEMA = {
                                   "default: the one running codegraph."},
         "mode": {"enum": list(MODES), "default": "cocogen",
                  "description": "Which paper's loop to run (see docs/refine.md)."},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
+                "description": "Environment variables set for the tests. The tests otherwise see only an "
+                               "allow-list (PATH, LANG, the virtualenv's variables), never API keys."},
+        "pass_env": {"type": "array", "items": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+                     "default": [], "description": "Names of variables of the caller's environment the "
+                                                   "tests may see as well."},
+        "isolation": {"enum": list(ISOLATION_LEVELS), "default": "auto",
+                      "description": "How the tests are fenced (docs/refine.md): `auto` takes the strongest "
+                                     "level this machine offers."},
         "limits": {
             "type": "object", "additionalProperties": False,
             "properties": {
                 "iterations": {"type": "integer", "minimum": 1, "default": 4},
-                "seconds": {"type": "number", "minimum": 1, "default": 600},
+                "seconds": {"type": "number", "exclusiveMinimum": 0, "default": 600,
+                            "description": "Wall time of the whole run, model calls, lint and tests included."},
                 "tokens": {"type": "integer", "minimum": 100, "default": 60000,
                            "description": "Prompt plus completion tokens over the whole run."},
-                "test_seconds": {"type": "number", "minimum": 1, "default": 120},
+                "test_seconds": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+                "test_memory_mb": {"type": "integer", "minimum": 64, "default": 4096,
+                                   "description": "Address-space limit of the test process."},
             },
         },
     },
@@ -57,6 +85,7 @@ class Limits:
     seconds: float = 600
     tokens: int = 60000
     test_seconds: float = 120
+    test_memory_mb: int = 4096
 
 
 @dataclass
@@ -71,6 +100,9 @@ class Task:
     limits: Limits = field(default_factory=Limits)
     source: Path | None = None
     python: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    pass_env: list[str] = field(default_factory=list)
+    isolation: str = "auto"
 
     @property
     def target_path(self) -> Path:
@@ -83,58 +115,92 @@ def load_task(path: str | Path) -> Task:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TaskError(f"no task file at {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskError(f"cannot read the task file {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise TaskError(f"{path} is not valid JSON: {exc}") from None
     return task_from_dict(data, base=path.parent, source=path)
 
 
-def task_from_dict(data: dict, base: Path = Path("."), source: Path | None = None) -> Task:
+def _violations(data) -> list[str]:
+    validator = jsonschema.Draft202012Validator(TASK_SCHEMA)
+    out = []
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        where = ".".join(str(p) for p in error.absolute_path) or "(the task)"
+        message = error.message
+        if error.validator == "additionalProperties":
+            message += f"; allowed: {', '.join(sorted(error.schema.get('properties', {})))}"
+        out.append(f"{where}: {message}")
+    return out
+
+
+def confine_target(repo: Path, target_file: str) -> str:
+    """The target as a path relative to the repository, after following symlinks; it must be
+    a regular file inside the repository."""
+    if Path(target_file).is_absolute():
+        raise TaskError(f"target_file {target_file!r} is absolute: give a path relative to the repository")
+    root = repo.resolve()
+    try:
+        real = (root / target_file).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise TaskError(f"target_file {target_file!r} is not a file in {root}") from None
+    if not real.is_relative_to(root) or any(part == ".codegraph" for part in real.relative_to(root).parts
+                                           if real.is_relative_to(root)):
+        raise TaskError(f"target_file {target_file!r} leads outside the repository {root} (to {real}): "
+                        "the target must be a file inside it")
+    if not stat.S_ISREG(os.stat(real).st_mode):
+        raise TaskError(f"target_file {target_file!r} is not a regular file")
+    if real.suffix != ".py":
+        raise TaskError(f"target_file {target_file!r} is not a Python file (.py)")
+    return real.relative_to(root).as_posix()
+
+
+def confine_tests(repo: Path, tests: list[str]) -> list[str]:
+    """Test paths and node ids inside the repository; options are refused."""
+    root = repo.resolve()
+    for test in tests:
+        if test.startswith("-"):
+            raise TaskError(f"tests entry {test!r} is an option: give test paths or node ids only "
+                            "(pytest options are not accepted from a task file)")
+        path = test.split("::", 1)[0]
+        if not path or Path(path).is_absolute():
+            raise TaskError(f"tests entry {test!r}: give a path relative to the repository")
+        real = (root / path).resolve()
+        if not real.is_relative_to(root):
+            raise TaskError(f"tests entry {test!r} leads outside the repository {root}")
+        if not real.exists():
+            raise TaskError(f"tests entry {test!r}: {path} does not exist in {root}")
+    return list(tests)
+
+
+def task_from_dict(data, base: Path = Path("."), source: Path | None = None) -> Task:
     where = source or "task"
-    if not isinstance(data, dict):
-        raise TaskError(f"{where}: the task must be a JSON object")
-    allowed = set(TASK_SCHEMA["properties"])
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise TaskError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
-    missing = [k for k in TASK_SCHEMA["required"] if not data.get(k)]
-    if missing:
-        raise TaskError(f"{where}: missing required field(s) {', '.join(missing)} (see docs/task.md)")
-    for key in ("repo", "target_file", "symbol", "description"):
-        if not isinstance(data[key], str):
-            raise TaskError(f"{where}: {key} must be a string")
-    tests = data.get("tests", [])
-    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
-        raise TaskError(f"{where}: tests must be a list of pytest node ids")
-    mode = data.get("mode", "cocogen")
-    if mode not in MODES:
-        raise TaskError(f"{where}: mode {mode!r} is not one of {', '.join(MODES)}")
-    raw_limits = data.get("limits", {}) or {}
-    bad = sorted(set(raw_limits) - set(TASK_SCHEMA["properties"]["limits"]["properties"]))
-    if bad:
-        raise TaskError(f"{where}: unknown limit(s) {', '.join(bad)}")
-    limits = Limits(**{k: v for k, v in raw_limits.items()})
-    if limits.iterations < 1 or limits.seconds <= 0 or limits.tokens < 100:
-        raise TaskError(f"{where}: limits must be positive (iterations >= 1, tokens >= 100)")
+    problems = _violations(data)
+    if problems:
+        raise TaskError(f"{where} does not match the task schema (docs/task.md):\n  " + "\n  ".join(problems))
     repo = Path(data["repo"])
-    repo = (base / repo).resolve() if not repo.is_absolute() else repo
+    repo = (base / repo).resolve() if not repo.is_absolute() else repo.resolve()
     if not repo.is_dir():
         raise TaskError(f"{where}: repo {repo} is not a directory")
-    target = repo / data["target_file"]
-    if not target.is_file():
-        raise TaskError(f"{where}: target_file {data['target_file']} is not a file in {repo}")
-    if not all(part.isidentifier() for part in data["symbol"].split(".")):
-        raise TaskError(f"{where}: symbol {data['symbol']!r} must be `name` or `Class.name`")
+    try:
+        target_file = confine_target(repo, data["target_file"])
+        tests = confine_tests(repo, data.get("tests", []))
+    except TaskError as exc:
+        raise TaskError(f"{where}: {exc}") from None
     python = data.get("python")
-    if python is not None and not Path(python).is_file():
+    if python is not None and not (Path(python).is_file() and os.access(python, os.X_OK)):
         raise TaskError(f"{where}: python {python} is not an interpreter on this machine")
-    return Task(repo, data["target_file"], data["symbol"], data["description"], tests,
-                data.get("starting_code"), mode, limits, source, python)
+    limits = Limits(**data.get("limits", {}))
+    return Task(repo, target_file, data["symbol"], data["description"], tests,
+                data.get("starting_code"), data.get("mode", "cocogen"), limits, source, python,
+                dict(data.get("env", {})), list(data.get("pass_env", [])), data.get("isolation", "auto"))
 
 
 def task_markdown() -> str:
     lines = ["# Task file", "",
              "<!-- generated by `python -m codegraph.docgen docs/` from codegraph/refine/task.py; do not edit -->", "",
-             "`codegraph refine --task TASK.json` reads one JSON object:", "",
+             "`codegraph refine --task TASK.json` reads one JSON object, validated against the JSON Schema",
+             "below; every violation is reported in one message.", "",
              "| field | type | required | default | meaning |", "|---|---|---|---|---|"]
     for name, spec in TASK_SCHEMA["properties"].items():
         kind = spec.get("type", "enum: " + ", ".join(spec.get("enum", [])))
@@ -142,7 +208,8 @@ def task_markdown() -> str:
         default = spec.get("default", "")
         meaning = spec.get("description", "")
         if name == "limits":
-            meaning = "; ".join(f"`{k}` (default {v['default']})" for k, v in spec["properties"].items())
+            meaning = "; ".join(f"`{k}` (default {v['default']})" + (f": {v['description']}" if "description" in v else "")
+                                for k, v in spec["properties"].items())
         lines.append(f"| `{name}` | {kind} | {'yes' if name in TASK_SCHEMA['required'] else 'no'} | "
                      f"{json.dumps(default) if default != '' else ''} | {meaning} |")
     lines += ["", "The JSON Schema:", "", "```json", json.dumps(TASK_SCHEMA, indent=2), "```"]

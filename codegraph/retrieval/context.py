@@ -6,7 +6,7 @@ docstrings before bodies; a card that does not fit is dropped, never cut in half
 
 from __future__ import annotations
 
-from ..refine.models import estimate_tokens
+from ..llm import estimate_tokens
 from .engine import Retrieval
 
 _MATCH_ORDER = {"exact": 0, "fuzzy": 1, "lexical": 2, "semantic": 3}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..db import find_db
 from ..errors import CodegraphError
-from ..refine.models import ChatModel
+from ..llm import ChatModel
 from .candidate import Candidate
 from .context import render
 from .engine import Retrieval, Retriever
@@ -59,6 +59,14 @@ def diagnose(
     path = Path(path).resolve()
     if not path.is_file():
         raise CodegraphError(f"{path} is not a file: give the candidate Python file to check")
+    if path.suffix not in (".py", ".pyi"):
+        raise CodegraphError(f"{path.name} is not a Python file (.py): diagnose lints Python source")
+    try:
+        head = path.read_bytes()[:8192]
+    except OSError as exc:
+        raise CodegraphError(f"cannot read {path}: {exc}") from None
+    if b"\x00" in head:
+        raise CodegraphError(f"{path.name} is binary, not Python source")
     owns = retriever is None
     if retriever is None:
         retriever = Retriever(find_db(db_path, start=path.parent), model=model)

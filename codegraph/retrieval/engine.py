@@ -10,9 +10,9 @@ from typing import Iterable
 
 import duckdb
 
-from ..db import check_schema, connect_readonly, run_query
-from ..errors import CodegraphError, QueryError
-from ..refine.models import ChatModel
+from ..db import QueryWorker, check_schema, connect_readonly, run_query
+from ..errors import CodegraphError, QueryError, QueryTimeout
+from ..llm import ChatModel
 from .candidate import Candidate, GraphNames
 from .lint import Diagnostic
 from .rules import RuleContext, load_template, rules_for
@@ -96,22 +96,35 @@ def extract_sql(text: str) -> str:
 
 
 class Retriever:
-    """Holds one read-only connection to the graph; answers diagnostics for candidates."""
+    """Holds one read-only connection to the graph; answers diagnostics for candidates.
+
+    Every diagnostic goes down one fallback chain (the rules for its message, LLM-written SQL,
+    lexical search), and every step that fails or finds nothing is recorded in `attempts` while
+    the chain goes on: a broken template or a timeout never ends the search."""
 
     def __init__(self, db_path: str | Path, *, model: ChatModel | None = None, limit: int = 5,
                  llm_retries: int = 2, timeout_s: float = 2.0) -> None:
         self.db_path = Path(db_path)
         self.con = connect_readonly(self.db_path)
-        check_schema(self.con, self.db_path)
+        try:
+            check_schema(self.con, self.db_path)
+        except CodegraphError:
+            self.con.close()
+            raise
         self.graph = GraphNames(self.con)
         self.model = model
         self.limit = limit
         self.llm_retries = llm_retries
         self.timeout_s = timeout_s
+        self.deadline: float | None = None
         self._schema: Schema | None = None
         self._templates: dict[str, str] = {}
+        self._worker: QueryWorker | None = None
 
     def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         self.con.close()
 
     def __enter__(self) -> "Retriever":
@@ -138,13 +151,27 @@ class Retriever:
             self._templates[name] = load_template(name)
         return self._templates[name]
 
+    def _time_left(self) -> float:
+        """Seconds a query may take: the per-query limit, or less when the caller's deadline is near."""
+        if self.deadline is None:
+            return self.timeout_s
+        left = self.deadline - time.monotonic()
+        if left <= 0.05:
+            raise QueryTimeout("no time left for retrieval")
+        return min(self.timeout_s, left)
+
     def run_template(self, name: str, params: dict) -> tuple[list[str], list[dict]]:
         result = run_query(self.con, self._template(name), {**params, "limit": self.limit},
-                           max_rows=self.limit, timeout_s=self.timeout_s)
+                           max_rows=self.limit, timeout_s=self._time_left())
         return result.columns, [dict(zip(result.columns, row)) for row in result.rows]
 
-    def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic]) -> list[Retrieval]:
-        return [self.retrieve(candidate, d) for d in diagnostics]
+    def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic],
+                     deadline: float | None = None) -> list[Retrieval]:
+        self.deadline = deadline
+        try:
+            return [self.retrieve(candidate, d) for d in diagnostics]
+        finally:
+            self.deadline = None
 
     def retrieve(self, candidate: Candidate, diagnostic: Diagnostic) -> Retrieval:
         started = time.perf_counter()
@@ -154,31 +181,35 @@ class Retriever:
 
     def _retrieve(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
         ctx = RuleContext(candidate, self.graph)
+        attempts: list[dict] = []
         for rule in rules_for(d.symbol):
             try:
                 params = rule.params(d, ctx)
-            except (duckdb.Error, CodegraphError):
-                params = None
+            except (duckdb.Error, CodegraphError) as exc:
+                attempts.append({"rule": rule.template, "error": f"parameters: {exc}"})
+                continue
             if params is None:
                 continue
             if rule.template is None:
-                return Retrieval(d, "local", rule.symbol, params=params,
+                return Retrieval(d, "local", rule.symbol, params=params, attempts=attempts,
                                  local_context=candidate.excerpt(d.line))
             try:
                 columns, rows = self.run_template(rule.template, params)
-            except QueryError as exc:
-                return Retrieval(d, "rule", rule.template, self._template(rule.template), params, error=str(exc))
+            except (QueryError, OSError) as exc:
+                attempts.append({"rule": rule.template, "params": params, "error": str(exc)})
+                continue
             if rows:
-                return Retrieval(d, "rule", rule.template, self._template(rule.template), params, columns, rows)
+                return Retrieval(d, "rule", rule.template, self._template(rule.template), params, columns, rows,
+                                 attempts)
+            attempts.append({"rule": rule.template, "params": params, "error": None, "rows": 0})
         if self.model is not None:
             found = self._llm(candidate, d)
+            attempts += found.attempts
             if found.rows:
+                found.attempts = attempts
                 return found
-            attempts = found.attempts
-        else:
-            attempts = []
         lexical = self._lexical(candidate, d)
-        lexical.attempts = attempts
+        lexical.attempts = attempts + lexical.attempts
         return lexical
 
     def _llm(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
@@ -189,20 +220,28 @@ class Retriever:
         ]
         attempts: list[dict] = []
         for _ in range(1 + self.llm_retries):
-            answer = self.model.complete(messages, max_tokens=400)
+            try:
+                deadline = None if self.deadline is None else self.deadline
+                answer = self.model.complete(messages, max_tokens=400, deadline=deadline)
+            except CodegraphError as exc:  # the endpoint failed: record it and fall back
+                attempts.append({"sql": None, "error": f"model: {exc}"})
+                break
             sql = extract_sql(answer.text)
             try:
-                result = run_untrusted(self.con, sql, self.schema, max_rows=self.limit, timeout_s=self.timeout_s)
+                if self._worker is None:
+                    self._worker = QueryWorker(self.db_path)
+                result = run_untrusted(self._worker, sql, self.schema, max_rows=self.limit,
+                                       timeout_s=self._time_left())
             except QueryError as exc:
-                attempts.append({"sql": sql, "error": str(exc)})
-                messages += [{"role": "assistant", "content": answer.text},
+                attempts.append({"sql": sql[:2000], "error": str(exc)})
+                messages += [{"role": "assistant", "content": answer.text[:4000]},
                              {"role": "user", "content": f"That SQL failed: {exc}\nSend a corrected SELECT."}]
                 continue
             attempts.append({"sql": sql, "error": None, "rows": len(result.rows)})
             rows = [dict(zip(result.columns, row)) for row in result.rows]
             if rows:
                 return Retrieval(d, "llm", None, sql, {}, result.columns, rows, attempts)
-            messages += [{"role": "assistant", "content": answer.text},
+            messages += [{"role": "assistant", "content": answer.text[:4000]},
                          {"role": "user", "content": "That SQL returned no rows. Try a broader query."}]
         return Retrieval(d, "none", attempts=attempts)
 
@@ -211,6 +250,10 @@ class Retriever:
         terms = query_terms(d.message, line)
         if not terms:
             return Retrieval(d, "none")
-        columns, rows = self.run_template("lexical", {"terms": terms})
+        try:
+            columns, rows = self.run_template("lexical", {"terms": terms})
+        except QueryError as exc:
+            return Retrieval(d, "none", "lexical", self._template("lexical"), {"terms": terms},
+                             attempts=[{"rule": "lexical", "error": str(exc)}], error=str(exc))
         return Retrieval(d, "lexical" if rows else "none", "lexical", self._template("lexical"),
                          {"terms": terms}, columns, rows)

@@ -1,25 +1,30 @@
 """Validate SQL nobody vetted (an LLM's) before it runs, and run it inside a fence.
 
 Two layers: sqlglot parses the text and only a single SELECT (or WITH/UNION of SELECTs) over known
-tables, views and macros, naming known columns and no file/environment function, passes; then
-it runs on a read-only connection with external access disabled, a time limit and a row cap.
+tables, views and macros, naming known columns, calling no table function but the allowed ones
+(anywhere in the tree, LATERAL included) and no file/environment function, passes; the SQL that
+runs is sqlglot's rendering of the tree it checked, never the raw text. Then it runs in a query
+process (db.QueryWorker): read-only, external access disabled, a hard time bound, capped memory,
+rows and bytes.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import sqlglot
 from sqlglot import exp
 
-from ..db import QueryResult, run_query
+from ..db import QueryResult, QueryWorker, run_query
 from ..errors import QueryRejected
 
 SAFE_TABLE_FUNCTIONS = {"range", "generate_series", "unnest"}
+MAX_SQL_CHARS = 20_000
 _FORBIDDEN_FUNCTION = re.compile(
-    r"^(read_|.*_scan$|glob$|getenv$|query$|query_table$|sniff_csv$|parquet_|iceberg|delta_|"
+    r"^(read_|.*_scan$|glob$|getenv$|query$|query_table$|sniff_csv$|parquet_|iceberg|delta_|duckdb_|pragma_|"
+    r"which_secret|enable_|disable_|checkpoint|force_checkpoint|"
     r"load|install|pragma|duckdb_secrets|current_setting$|set_|copy|export|import|attach|detach|"
     r"system$|shell$|http|sqlite_|postgres_|mysql_|json_execute|from_csv|from_json|text$)",
     re.I,
@@ -32,6 +37,7 @@ class Schema:
     tables: set[str]
     macros: set[str]
     columns: set[str]
+    table_functions: set[str] = field(default_factory=set)  # every table function DuckDB knows
 
     @classmethod
     def from_connection(cls, con: duckdb.DuckDBPyConnection) -> "Schema":
@@ -44,7 +50,10 @@ class Schema:
             "AND NOT internal").fetchall()}
         for macro in macros:
             columns |= {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {macro}(NULL)").fetchall()}
-        return cls({t.lower() for t in tables}, {m.lower() for m in macros}, {c.lower() for c in columns})
+        table_functions = {r[0] for r in con.execute(
+            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type = 'table'").fetchall()}
+        return cls({t.lower() for t in tables}, {m.lower() for m in macros}, {c.lower() for c in columns},
+                   {f.lower() for f in table_functions})
 
 
 def _function_name(node: exp.Func) -> str:
@@ -54,14 +63,27 @@ def _function_name(node: exp.Func) -> str:
 
 
 def validate(sql: str, schema: Schema) -> str:
-    """Return the statement, normalised, or raise QueryRejected saying what is wrong."""
-    text = sql.strip().rstrip(";").strip()
+    """Return the statement as sqlglot renders the checked tree, or raise QueryRejected saying
+    what is wrong. Whatever the parser does with hostile text ends as a rejection."""
+    text = (sql or "").strip().rstrip(";").strip()
     if not text:
         raise QueryRejected("empty statement: write one SELECT")
+    if len(text) > MAX_SQL_CHARS:
+        raise QueryRejected(f"the statement is {len(text):,} characters, over the {MAX_SQL_CHARS:,} allowed")
     try:
-        statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
+        return _validate(text, schema)
+    except RecursionError:
+        raise QueryRejected("the statement is nested too deeply to check") from None
     except sqlglot.errors.SqlglotError as exc:
-        raise QueryRejected(f"does not parse: {str(exc).splitlines()[0]}") from None
+        raise QueryRejected(f"does not parse: {(str(exc).splitlines() or [''])[0][:200]}") from None
+    except QueryRejected:
+        raise
+    except Exception as exc:  # a parser bug must not crash the loop that asked
+        raise QueryRejected(f"could not be checked ({type(exc).__name__}): write a simpler SELECT") from None
+
+
+def _validate(text: str, schema: Schema) -> str:
+    statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
     if len(statements) != 1:
         raise QueryRejected(f"{len(statements)} statements: send exactly one SELECT")
     tree = statements[0]
@@ -97,19 +119,29 @@ def validate(sql: str, schema: Schema) -> str:
                                 f"{', '.join(sorted(schema.tables))}")
         if table.args.get("db") or table.args.get("catalog"):
             raise QueryRejected("qualified table names (other databases or schemas) are not allowed")
+    table_functions = getattr(schema, "table_functions", set())
     for func in tree.find_all(exp.Func):
         name = _function_name(func)
-        if _FORBIDDEN_FUNCTION.match(name) and name.lower() not in schema.macros:
+        lower = name.lower()
+        if lower in schema.macros:
+            continue
+        if _FORBIDDEN_FUNCTION.match(name):
             raise QueryRejected(f"function {name}() is not allowed: no file, network or setting access")
+        if lower in table_functions and lower not in SAFE_TABLE_FUNCTIONS:
+            raise QueryRejected(f"table function {lower}() is not allowed (anywhere, LATERAL included); use the "
+                                f"tables or the macros ({', '.join(sorted(schema.macros))})")
     unknown = sorted({c.name for c in tree.find_all(exp.Column)
                       if c.name and c.name.lower() not in schema.columns and c.name.lower() not in aliases
                       and c.name.lower() not in defined})
     if unknown:
         raise QueryRejected(f"unknown column(s) {', '.join(unknown)}; see the schema for the column names")
-    return text
+    return tree.sql(dialect="duckdb")
 
 
-def run_untrusted(con: duckdb.DuckDBPyConnection, sql: str, schema: Schema, *, max_rows: int = 50,
-                  timeout_s: float = 2.0) -> QueryResult:
-    """Validate, then run on `con`, which must be a codegraph.db.connect_readonly() connection."""
-    return run_query(con, validate(sql, schema), max_rows=max_rows, timeout_s=timeout_s)
+def run_untrusted(runner, sql: str, schema: Schema, *, max_rows: int = 50, timeout_s: float = 2.0) -> QueryResult:
+    """Validate, then run the checked rendering on `runner`, a db.QueryWorker (or, for callers
+    that accept a soft time limit, a db.connect_readonly() connection)."""
+    checked = validate(sql, schema)
+    if isinstance(runner, QueryWorker):
+        return runner.run(checked, max_rows=max_rows, timeout_s=timeout_s)
+    return run_query(runner, checked, max_rows=max_rows, timeout_s=timeout_s)

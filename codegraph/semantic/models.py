@@ -13,7 +13,6 @@ import functools
 import math
 import os
 import re
-import time
 import zlib
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -165,37 +164,33 @@ class OpenAIEmbeddings(EmbeddingModel):
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  dim: int | None = None, batch_size: int = 64, retries: int = 3, timeout_s: float = 60.0) -> None:
-        try:
-            import openai
-        except ImportError:
-            raise EmbeddingError("the openai model needs `pip install 'codegraph[openai]'`") from None
+        from ..llm import ModelError, OpenAIEndpoint
+
         self.model = model or os.environ.get("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
-        self.client = openai.OpenAI(base_url=base_url or os.environ.get("CODEGRAPH_EMBED_BASE_URL")
-                                    or os.environ.get("OPENAI_BASE_URL"),
-                                    api_key=api_key or os.environ.get("OPENAI_API_KEY", "not-needed"),
-                                    timeout=timeout_s, max_retries=0)
-        self.batch_size, self.retries = batch_size, retries
+        try:
+            self.endpoint = OpenAIEndpoint(base_url, api_key, env_prefix="CODEGRAPH_EMBED", timeout_s=timeout_s,
+                                           call_s=max(timeout_s, 300.0), retries=retries)
+        except ModelError as exc:
+            raise EmbeddingError(str(exc)) from None
+        self.batch_size = batch_size
         self.dim = dim or 0
         self.id = f"openai:{self.model}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import openai
+        from ..llm import ModelError
 
         out = []
         for start in range(0, len(texts), self.batch_size):
             batch = [t[:8000] or " " for t in texts[start : start + self.batch_size]]
-            for attempt in range(self.retries + 1):
-                try:
-                    response = self.client.embeddings.create(model=self.model, input=batch)
-                    break
-                except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
-                        openai.InternalServerError) as exc:
-                    if attempt == self.retries:
-                        raise EmbeddingError(f"embedding endpoint failed after {attempt + 1} tries: {exc}") from None
-                    time.sleep(min(8.0, 0.5 * 2 ** attempt))
-                except openai.APIError as exc:
-                    raise EmbeddingError(f"embedding endpoint refused the request: {exc}") from None
-            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+            try:
+                response = self.endpoint.call(lambda client: client.embeddings.create(model=self.model, input=batch),
+                                              what=f"embedding model {self.model!r}")
+                data = sorted(response.data, key=lambda d: d.index)
+                out.extend(item.embedding for item in data)
+            except ModelError as exc:
+                raise EmbeddingError(str(exc)) from None
+            except (AttributeError, TypeError) as exc:
+                raise EmbeddingError(f"{self.endpoint.url} did not answer with embeddings: {exc}") from None
         matrix = np.asarray(out, np.float32)
         self.dim = matrix.shape[1] if matrix.size else self.dim
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)

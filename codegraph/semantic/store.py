@@ -1,14 +1,15 @@
-"""Vectors in the graph database, an hnswlib index beside it, and search over both.
+"""Vectors in the graph database, an int8 cache beside it, and search over both.
 
 The `embeddings` table (id, file_id, vector FLOAT[N]) is the truth; the model id, N and the
-IDF weights are in `meta`. The HNSW index (`graph.duckdb.hnsw` + `.hnsw.json`) is a cache: it is
-rebuilt when missing, updated in place (adds, replacements, deletions) when the graph changed,
-and exact search (numpy over the table) is the fallback and the reference.
+IDF weights are in `meta`. `codegraph index` keeps `graph.duckdb.vectors` (VectorCache) in step
+with it; search only reads, and falls back to exact search over the table when the cache is
+missing, damaged or from another state.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ..db import get_meta, insert_arrow
+from ..db import get_meta, insert_arrow, set_meta
 from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 
 EMBEDDINGS_DDL = "CREATE TABLE IF NOT EXISTS embeddings (id BIGINT NOT NULL, file_id BIGINT NOT NULL, vector FLOAT[{dim}])"
@@ -90,109 +91,162 @@ class Hit:
     score: float
 
 
-class VectorIndex:
-    """hnswlib over the embeddings table, keyed by symbol id; a rebuildable cache."""
+_MAGIC = b"CGVEC001"
+_RERANK = 64
 
-    def __init__(self, db_path: str | Path, space_dim: int, model_id: str, m: int = 16, ef_construction: int = 200):
-        self.path = Path(str(db_path) + ".hnsw")
-        self.meta_path = Path(str(db_path) + ".hnsw.json")
-        self.dim, self.model_id = space_dim, model_id
-        self.m, self.ef_construction = m, ef_construction
-        self.index = None
-        self.stamp: dict = {}
 
-    def _load(self):
-        import hnswlib
+def vectors_path(db_path: str | Path) -> Path:
+    return Path(str(db_path) + ".vectors")
 
-        if not (self.path.exists() and self.meta_path.exists()):
+
+class VectorCache:
+    """Every vector quantised to int8 (a scale per row) in one file beside the database: exact
+    search over it is a few tens of milliseconds for 100k definitions, the top candidates are then
+    re-ranked with the float vectors of the table, and it installs with numpy alone (no compiler,
+    no approximate index to build). The table stays the truth: the file names the database
+    state it was made from (`vectors_token` in meta) and is ignored unless it matches exactly.
+
+    Layout: magic, header length (4 bytes, little endian), a JSON header (model, dim, count,
+    token, payload sha256), then ids int64[n], file_ids int64[n], scales float32[n], int8[n x dim].
+    """
+
+    def __init__(self, ids: np.ndarray, file_ids: np.ndarray, scales: np.ndarray, codes: np.ndarray,
+                 header: dict) -> None:
+        self.ids, self.file_ids, self.scales, self.codes, self.header = ids, file_ids, scales, codes, header
+
+    @classmethod
+    def quantise(cls, ids: np.ndarray, file_ids: np.ndarray, matrix: np.ndarray, model_id: str) -> "VectorCache":
+        dim = matrix.shape[1] if matrix.ndim == 2 and matrix.shape[1] else 0
+        peak = np.abs(matrix).max(axis=1) if len(matrix) else np.zeros(0, np.float32)
+        peak[peak == 0] = 1.0
+        codes = np.round(matrix / peak[:, None] * 127).astype(np.int8) if len(matrix) else \
+            np.zeros((0, dim), np.int8)
+        return cls(ids.astype(np.int64), file_ids.astype(np.int64), (peak / 127).astype(np.float32), codes,
+                   {"model": model_id, "dim": dim, "count": int(len(ids))})
+
+    def without_files(self, file_ids: Sequence[int]) -> "VectorCache":
+        keep = ~np.isin(self.file_ids, np.asarray(list(file_ids), np.int64))
+        return VectorCache(self.ids[keep], self.file_ids[keep], self.scales[keep], self.codes[keep],
+                           {**self.header, "count": int(keep.sum())})
+
+    def plus(self, other: "VectorCache") -> "VectorCache":
+        if not len(other.ids):
+            return self
+        return VectorCache(np.concatenate([self.ids, other.ids]), np.concatenate([self.file_ids, other.file_ids]),
+                           np.concatenate([self.scales, other.scales]), np.concatenate([self.codes, other.codes]),
+                           {**self.header, "count": int(len(self.ids) + len(other.ids))})
+
+    def _payload(self) -> list[bytes]:
+        return [self.ids.tobytes(), self.file_ids.tobytes(), self.scales.tobytes(),
+                np.ascontiguousarray(self.codes).tobytes()]
+
+    def write(self, path: Path, token: str) -> None:
+        """Atomically: a reader sees the old file or the new one, never half of one."""
+        import hashlib
+
+        payload = self._payload()
+        digest = hashlib.sha256()
+        for part in payload:
+            digest.update(part)
+        header = json.dumps({**self.header, "token": token, "sha256": digest.hexdigest()}).encode()
+        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(_MAGIC + len(header).to_bytes(4, "little") + header)
+                for part in payload:
+                    fh.write(part)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    @classmethod
+    def read(cls, path: Path, *, token: str | None = None, verify: bool = False) -> "VectorCache | None":
+        """The cache at `path` when it is whole and (with `token`) made from that database state;
+        None otherwise. `verify` also checks the payload's checksum (what `index` does)."""
+        import hashlib
+
+        try:
+            data = path.read_bytes()
+        except OSError:
             return None
-        stamp = json.loads(self.meta_path.read_text())
-        if stamp.get("model") != self.model_id or stamp.get("dim") != self.dim:
+        try:
+            if data[:8] != _MAGIC:
+                return None
+            size = int.from_bytes(data[8:12], "little")
+            header = json.loads(data[12:12 + size])
+            n, dim = int(header["count"]), int(header["dim"])
+            start = 12 + size
+            if len(data) != start + n * (8 + 8 + 4 + dim):
+                return None
+            if token is not None and header.get("token") != token:
+                return None
+            if verify and hashlib.sha256(memoryview(data)[start:]).hexdigest() != header.get("sha256"):
+                return None
+            ids = np.frombuffer(data, np.int64, n, start)
+            file_ids = np.frombuffer(data, np.int64, n, start + 8 * n)
+            scales = np.frombuffer(data, np.float32, n, start + 16 * n)
+            codes = np.frombuffer(data, np.int8, n * dim, start + 20 * n).reshape(n, dim)
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError):
             return None
-        index = hnswlib.Index(space="ip", dim=self.dim)
-        index.load_index(str(self.path), max_elements=stamp["capacity"], allow_replace_deleted=True)
-        self.stamp = stamp
-        return index
+        return cls(ids, file_ids, scales, codes, header)
 
-    def sync(self, con: duckdb.DuckDBPyConnection) -> dict:
-        """Bring the index in line with the table; returns what was done."""
-        import hnswlib
-
-        files = dict(con.execute("SELECT file_id::VARCHAR, sha256 FROM files").fetchall())
-        index = self._load()
-        started = time.perf_counter()
-        if index is None:
-            ids, matrix = load_vectors(con)
-            capacity = max(1024, int(len(ids) * 1.25))
-            index = hnswlib.Index(space="ip", dim=self.dim)
-            index.init_index(max_elements=capacity, ef_construction=self.ef_construction, M=self.m,
-                             allow_replace_deleted=True)
-            if len(ids):
-                index.add_items(matrix, ids)
-            action = {"rebuilt": len(ids)}
-        else:
-            old_files = self.stamp.get("files", {})
-            changed = [f for f, sha in files.items() if old_files.get(f) != sha]
-            gone = [f for f in old_files if f not in files]
-            live = set(index.get_ids_list())
-            new_ids, new_matrix = load_vectors(
-                con, "WHERE file_id::VARCHAR IN (SELECT unnest($f::VARCHAR[]))", {"f": changed})
-            keep_ids = set(new_ids.tolist())
-            removed = 0
-            for f in changed + gone:
-                for label in self.stamp.get("ids_by_file", {}).get(f, []):
-                    if label in live and label not in keep_ids:
-                        index.mark_deleted(label)
-                        removed += 1
-            if len(new_ids):
-                need = index.get_current_count() + len(new_ids)
-                if need > index.get_max_elements():
-                    index.resize_index(int(need * 1.25))
-                index.add_items(new_matrix, new_ids, replace_deleted=True)
-            action = {"updated": len(new_ids), "deleted": removed}
-        ids_by_file: dict[str, list[int]] = {}
-        for label, file_id in con.execute("SELECT id, file_id::VARCHAR FROM embeddings").fetchall():
-            ids_by_file.setdefault(file_id, []).append(label)
-        index.save_index(str(self.path))
-        self.stamp = {"model": self.model_id, "dim": self.dim, "capacity": index.get_max_elements(),
-                      "files": files, "ids_by_file": ids_by_file}
-        self.meta_path.write_text(json.dumps(self.stamp))
-        self.index = index
-        action["seconds"] = round(time.perf_counter() - started, 3)
-        return action
-
-    def is_current(self, con: duckdb.DuckDBPyConnection) -> bool:
-        if not self.meta_path.exists():
-            return False
-        stamp = json.loads(self.meta_path.read_text())
-        files = dict(con.execute("SELECT file_id::VARCHAR, sha256 FROM files").fetchall())
-        return stamp.get("model") == self.model_id and stamp.get("dim") == self.dim and stamp.get("files") == files
-
-    def query(self, vector: np.ndarray, k: int, ef: int = 512) -> list[Hit]:
-        k = min(k, self.index.get_current_count())
-        if k <= 0:
-            return []
-        self.index.set_ef(max(ef, k))
-        while True:
-            try:
-                labels, distances = self.index.knn_query(vector.reshape(1, -1).astype(np.float32), k=k)
-                break
-            except RuntimeError:  # fewer live elements than k after deletions
-                k -= 1
-                if k <= 0:
-                    return []
-        return [Hit(int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0])]
+    def candidates(self, vector: np.ndarray, k: int, chunk: int = 16384) -> np.ndarray:
+        """Indices of the k best rows by the quantised inner product."""
+        n = len(self.ids)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        query = vector.astype(np.float32)
+        scores = np.empty(n, np.float32)
+        for start in range(0, n, chunk):
+            block = self.codes[start : start + chunk].astype(np.float32)
+            scores[start : start + chunk] = (block @ query) * self.scales[start : start + chunk]
+        k = min(k, n)
+        top = np.argpartition(-scores, k - 1)[:k]
+        return top[np.argsort(-scores[top])]
 
 
-def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, matrix) straight from Arrow buffers: no Python object per number."""
-    table = con.execute(f"SELECT id, vector FROM embeddings {where}", params or {}).to_arrow_table()
+def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, previous_token: str | None = None,
+                       changed_files: Sequence[int] | None = None) -> dict:
+    """Write the cache for the database's current vectors and record its token in meta. With
+    `changed_files` (an update), the previous cache is reused for the files that did not change,
+    when it is intact and was made from the previous state."""
+    import uuid
+
+    meta = get_meta(con)
+    model_id, dim = meta.get("embedding_model"), int(meta.get("embedding_dim") or 0)
+    path = vectors_path(db_path)
+    started = time.perf_counter()
+    old = VectorCache.read(path, token=previous_token, verify=True) if changed_files is not None else None
+    if old is not None and old.header.get("model") == model_id and old.header.get("dim") == dim:
+        changed = list(changed_files)
+        ids, matrix = load_vectors(con, "WHERE file_id IN (SELECT unnest($f::BIGINT[]))", {"f": changed},
+                                   with_files=True)
+        cache = old.without_files(changed).plus(VectorCache.quantise(ids[0], ids[1], matrix, model_id))
+        action = "updated"
+    else:
+        ids, matrix = load_vectors(con, with_files=True)
+        cache = VectorCache.quantise(ids[0], ids[1], matrix, model_id)
+        action = "rebuilt"
+    token = uuid.uuid4().hex
+    cache.write(path, token)
+    set_meta(con, vectors_token=token)
+    return {action: int(len(cache.ids)), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict | None = None,
+                 with_files: bool = False):
+    """(ids, matrix) straight from Arrow buffers: no Python object per number. With
+    `with_files`, ids is the pair (ids, file_ids)."""
+    columns = "id, file_id, vector" if with_files else "id, vector"
+    table = con.execute(f"SELECT {columns} FROM embeddings {where} ORDER BY id", params or {}).to_arrow_table()
     ids = table.column("id").to_numpy()
+    keys = (ids, table.column("file_id").to_numpy()) if with_files else ids
     if not len(ids):
-        return ids, np.zeros((0, 0), np.float32)
+        dim = 0
+        return keys, np.zeros((0, dim), np.float32)
     vectors = table.column("vector").combine_chunks()
     matrix = vectors.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1).astype(np.float32, copy=False)
-    return ids, matrix
+    return keys, matrix
 
 
 def exact_search(con: duckdb.DuckDBPyConnection, vector: np.ndarray, k: int) -> list[Hit]:
@@ -205,23 +259,32 @@ def exact_search(con: duckdb.DuckDBPyConnection, vector: np.ndarray, k: int) -> 
     return [Hit(int(ids[i]), float(scores[i])) for i in top]
 
 
+def cached_search(con: duckdb.DuckDBPyConnection, cache: VectorCache, vector: np.ndarray, k: int) -> list[Hit]:
+    """Candidates from the int8 cache, re-ranked by the exact vectors of the table."""
+    rows = cache.candidates(vector, max(k, _RERANK))
+    if not len(rows):
+        return []
+    ids, matrix = load_vectors(con, "WHERE id IN (SELECT unnest($ids::BIGINT[]))",
+                               {"ids": cache.ids[rows].tolist()})
+    if not len(ids):
+        return []
+    scores = matrix @ vector.astype(np.float32)
+    top = np.argsort(-scores)[:k]
+    return [Hit(int(ids[i]), float(scores[i])) for i in top]
+
+
 def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: int = 10, *,
            exact: bool = False, model: EmbeddingModel | None = None) -> list[dict]:
+    """Nearest definitions. Reads only: the int8 cache that `codegraph index` keeps when it is
+    current, else exact search over the table (slower, same answer)."""
     meta = get_meta(con)
     stored = model_from_meta(meta)
     if model is not None:
         check_model(meta, model)
     model = model or stored
     vector = model.embed([query])[0]
-    if exact:
-        hits = exact_search(con, vector, k)
-    else:
-        index = VectorIndex(db_path, int(meta["embedding_dim"]), meta["embedding_model"])
-        if not index.is_current(con):
-            index.sync(con)
-        else:
-            index.index = index._load()
-        hits = index.query(vector, k)
+    cache = None if exact else VectorCache.read(vectors_path(db_path), token=meta.get("vectors_token") or "-")
+    hits = cached_search(con, cache, vector, k) if cache is not None else exact_search(con, vector, k)
     if not hits:
         return []
     scores = {h.id: h.score for h in hits}
@@ -230,4 +293,4 @@ def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: i
     out = [{"qualname": r[2], "kind": r[1], "signature": r[3], "path": r[4], "start_line": r[5],
             "docstring": (r[6] or "").strip().split("\n")[0] or None, "score": round(scores[r[0]], 4), "id": r[0]}
            for r in rows]
-    return sorted(out, key=lambda r: -r["score"])
+    return sorted(out, key=lambda r: (-r["score"], r["qualname"]))
