@@ -126,7 +126,7 @@ def stats(db_path, as_json_):
 @click.argument("query")
 @click.option("-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many results.")
 @db_option
-@click.option("--exact", is_flag=True, help="Exact cosine over every vector instead of the HNSW index.")
+@click.option("--exact", is_flag=True, help="Scan the vectors in the table instead of the int8 cache (same answer, slower).")
 @click.option("--json", "as_json_", is_flag=True)
 def search(query, k, db_path, exact, as_json_):
     """Definitions nearest a description, by embedding similarity."""
@@ -201,11 +201,14 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
 @click.option("--mode", type=click.Choice(["direct", "naive-rag", "repocoder", "reflexion", "cocogen", "rrr"]),
               help="Override the task's mode (the papers' baselines).")
 @click.option("--iterations", type=click.IntRange(1, 50), help="Override the task's iteration limit.")
+@click.option("--isolation", type=click.Choice(["auto", "sandbox", "no-network", "rlimits"]),
+              help="How the tests are fenced (docs/refine.md); default: the task's, else auto.")
 @db_option
 @click.option("--json", "as_json_", is_flag=True, help="The full trace: one record per iteration.")
 @click.option("--diff", "as_diff", is_flag=True, help="Print a unified diff instead of the code.")
 @click.option("--apply", is_flag=True, help="Write the result into the repository when lint and tests pass.")
-def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_path, as_json_, as_diff, apply):
+def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolation, db_path, as_json_, as_diff,
+           apply):
     """Generate -> lint -> retrieve -> regenerate until the code lints clean and the tests pass.
 
     Exit status: 0 when lint and tests pass, 1 when not, 2 for bad usage."""
@@ -221,6 +224,8 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_pat
         task.mode = mode
     if iterations:
         task.limits.iterations = iterations
+    if isolation:
+        task.isolation = isolation
     try:
         if replay:
             chat = ReplayModel(replay)
@@ -239,6 +244,9 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_pat
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         for it in result.iterations:
+            if it.error:
+                click.echo(f"iteration {it.number}: {it.error}", err=True)
+                continue
             status = "lint clean" if it.lint_clean else f"{len(it.diagnostics)} lint error(s): " + ", ".join(
                 sorted({d['symbol'] for d in it.diagnostics}))
             if it.tests is not None:
@@ -248,7 +256,9 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, db_pat
         verdict = "done" if result.success else "not done"
         click.echo(f"{verdict}: {result.stop_reason} after {len(result.iterations)} iteration(s), "
                    f"{result.seconds:.1f} s, {result.prompt_tokens + result.completion_tokens} tokens "
-                   f"({result.model}, mode {result.mode})" + ("; applied" if result.applied else ""), err=True)
+                   f"({result.model}, mode {result.mode}"
+                   + (f", tests fenced: {result.isolation}" if result.isolation else "") + ")"
+                   + ("; applied" if result.applied else ""), err=True)
         click.echo(result.diff if as_diff else result.code, nl=False)
     sys.exit(0 if result.success else 1)
 
@@ -280,7 +290,11 @@ def _tool_output(rows) -> None:
 def _tool_con(db_path, start=None):
     path = db.find_db(db_path, start=start)
     con = db.connect_readonly(path)
-    db.check_schema(con, path)
+    try:
+        db.check_schema(con, path)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -291,7 +305,12 @@ def _lookup_tool(command: str, argument: str, function: str, help_text: str, wit
         from .retrieval import tools
 
         extra = (k,) if with_k else ()
-        _tool_output(getattr(tools, function)(_tool_con(db_path), kwargs[argument], *extra))
+        con = _tool_con(db_path)
+        try:
+            rows = getattr(tools, function)(con, kwargs[argument], *extra)
+        finally:
+            con.close()
+        _tool_output(rows)
 
     run = db_option(run)
     if with_k:
@@ -315,7 +334,11 @@ def imports(file, db_path):
     from .retrieval import tools
 
     con = _tool_con(db_path, start=Path(file).resolve().parent)
-    _tool_output(tools.get_imports(con, tools.undefined_names(file)))
+    try:
+        rows = tools.get_imports(con, tools.undefined_names(file))
+    finally:
+        con.close()
+    _tool_output(rows)
 
 
 if __name__ == "__main__":

@@ -7,35 +7,19 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from . import __version__
+from . import __version__, schema
 from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
                      QueryTimeout, SchemaMismatch)
 
-SCHEMA_VERSION = "1"
 DB_DIRNAME = ".codegraph"
 DB_FILENAME = "graph.duckdb"
 ENV_DB = "CODEGRAPH_DB"
-
-_ARROW_TYPES = {
-    "BIGINT": pa.int64(),
-    "INTEGER": pa.int32(),
-    "VARCHAR": pa.string(),
-    "BOOLEAN": pa.bool_(),
-    "VARCHAR[]": pa.list_(pa.string()),
-    "TIMESTAMP": pa.timestamp("us"),
-    "DOUBLE": pa.float64(),
-}
-
-
-def schema_sql() -> str:
-    return resources.files("codegraph").joinpath("schema.sql").read_text(encoding="utf-8")
 
 
 def default_db_path(repo: str | os.PathLike) -> Path:
@@ -67,8 +51,8 @@ def find_db(explicit: str | os.PathLike | None = None, start: str | os.PathLike 
 
 
 def create_schema(con: duckdb.DuckDBPyConnection, repo_root: str) -> None:
-    con.execute(schema_sql())
-    set_meta(con, schema_version=SCHEMA_VERSION, tool_version=__version__, repo_root=repo_root)
+    con.execute(schema.ddl())
+    set_meta(con, schema_version=schema.SCHEMA_VERSION, tool_version=__version__, repo_root=repo_root)
 
 
 def set_meta(con: duckdb.DuckDBPyConnection, **items: str) -> None:
@@ -86,19 +70,12 @@ def check_schema(con: duckdb.DuckDBPyConnection, path: Path | str) -> dict[str, 
         meta = get_meta(con)
     except duckdb.Error:
         raise SchemaMismatch(f"{path} is not a codegraph database (no meta table)") from None
-    if meta.get("schema_version") != SCHEMA_VERSION:
+    if meta.get("schema_version") != schema.SCHEMA_VERSION:
         raise SchemaMismatch(
             f"{path} has schema version {meta.get('schema_version')}, this codegraph reads "
-            f"{SCHEMA_VERSION}: re-run `codegraph index` to rebuild it"
+            f"{schema.SCHEMA_VERSION}: re-run `codegraph index` to rebuild it"
         )
     return meta
-
-
-def arrow_schema(con: duckdb.DuckDBPyConnection, table: str, columns: Iterable[str]) -> pa.Schema:
-    types = {name: typ for name, typ in con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $t",
-        {"t": table}).fetchall()}
-    return pa.schema([(c, _ARROW_TYPES[types[c]]) for c in columns])
 
 
 def rows_to_arrow(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
@@ -121,8 +98,14 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     return data.num_rows
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> int:
-    return insert_arrow(con, table, rows_to_arrow(arrow_schema(con, table, columns), rows))
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> int:
+    """Rows of a table's row type (schema.BY_NAME[table].row), inserted through Arrow."""
+    declared = schema.BY_NAME[table]
+    return insert_arrow(con, table, rows_to_arrow(declared.arrow_schema(*_row_stages(declared)), rows))
+
+
+def _row_stages(table: schema.Table) -> tuple[str, ...]:
+    return tuple({c.stage for c in table.columns if c.stage != "resolve"})
 
 
 # -- read-only queries -------------------------------------------------------------------------
@@ -144,7 +127,7 @@ class QueryResult:
 def open_error(path: Path | str, exc: Exception) -> CodegraphError:
     """DuckDB's errors on opening a file, as one line that says what to do."""
     message = " ".join(str(exc).split())
-    if "lock" in message.lower():
+    if re.search(r"conflicting lock|could not set lock", message, re.I):
         holder = re.search(r"held in (.+?) \(PID (\d+)\)", message)
         who = f" by {holder.group(1)} (PID {holder.group(2)})" if holder else " by another process"
         return DatabaseLocked(f"{path} is locked{who}: close that program (e.g. a duckdb shell or another "
@@ -371,14 +354,13 @@ class QueryWorker:
         self.close()
 
 
-TABLES = ("files", "skipped_files", "modules", "classes", "members", "globals", "nested_functions",
-          "parameters", "imports", "calls", "inheritance")
+TABLES = schema.GRAPH_TABLES
 
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-            for t in (*TABLES, "embeddings") if t in present}
+    return {t.name: con.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0]
+            for t in schema.TABLES if t.name != "meta" and t.name in present}
 
 
 def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = None, *,

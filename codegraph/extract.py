@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .schema import BY_NAME, EXTRACTED
+
 LANGUAGE = Language(tree_sitter_python.language())
 
 _QUERY_TEXT = """
@@ -31,30 +33,8 @@ _QUERY_TEXT = """
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
 _VALUE_LIMIT = 240
 
-# Column order of each table's rows as produced here; schema.sql has the same columns.
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "modules": ("id", "file_id", "name", "qualname", "path", "is_package", "docstring",
-                "all_names", "start_line", "end_line"),
-    "classes": ("id", "file_id", "name", "qualname", "module", "path", "scope_qualname",
-                "start_line", "end_line", "bases", "decorators", "docstring", "source"),
-    "members": ("id", "file_id", "class_id", "class_qualname", "name", "qualname", "module", "path",
-                "kind", "signature", "annotation", "value", "decorators", "is_async",
-                "start_line", "end_line", "docstring", "source"),
-    "globals": ("id", "file_id", "name", "qualname", "module", "path", "kind", "signature",
-                "annotation", "value", "decorators", "is_async", "start_line", "end_line",
-                "docstring", "source"),
-    "nested_functions": ("id", "file_id", "name", "qualname", "module", "path", "scope_qualname",
-                         "signature", "decorators", "is_async", "start_line", "end_line",
-                         "docstring", "source"),
-    "parameters": ("file_id", "owner_id", "owner_qualname", "position", "name", "kind",
-                   "annotation", "default_value"),
-    "imports": ("file_id", "module", "path", "scope_qualname", "line", "imported_module", "name",
-                "alias", "level", "is_star", "bound_name", "target"),
-    "calls": ("file_id", "caller_id", "caller_qualname", "line", "col", "end_line", "end_col",
-              "callee_text", "callee_name"),
-    "inheritance": ("file_id", "class_id", "class_qualname", "module", "path", "position",
-                    "base_text"),
-}
+ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, ImportRow, CallRow, InheritanceRow = (
+    BY_NAME[t].row for t in EXTRACTED)
 
 
 def stable_id(*parts: str) -> int:
@@ -71,7 +51,7 @@ class FileFacts:
     sha256: str
     lines: int = 0
     parse_errors: int = 0
-    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    rows: dict[str, list[tuple]] = field(default_factory=dict)  # table -> rows of its NamedTuple row type
 
 
 class UndecodableSource(ValueError):
@@ -111,7 +91,19 @@ class _Extractor:
         self.module = module
         self.is_package = is_package
         self.file_id = file_id
-        self.rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
+        self.rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
+        self._ids: set[int] = set()
+
+    def new_id(self, *parts: str) -> int:
+        """stable_id(path, *parts), made unique within the file: a name defined twice in one scope
+        (a function and a variable, two classes X in one function) gets two ids."""
+        sid = stable_id(self.path, *parts)
+        n = 1
+        while sid in self._ids:
+            n += 1
+            sid = stable_id(self.path, *parts, str(n))
+        self._ids.add(sid)
+        return sid
 
     def text(self, node: Node | None) -> str | None:
         if node is None:
@@ -150,13 +142,13 @@ class _Extractor:
     # -- the walk -------------------------------------------------------------------------
     def run(self, tree) -> None:
         root = tree.root_node
-        module_scope = _Scope("module", self.module, stable_id(self.path, "module", self.module),
+        module_scope = _Scope("module", self.module, self.new_id("module", self.module),
                               root.start_byte, root.end_byte)
         captures = QueryCursor(_QUERY).captures(root)
         scopes: dict[int, _Scope] = {root.id: module_scope}
         intervals: list[_Scope] = []
         defs = sorted(captures.get("def", []), key=lambda n: n.start_byte)
-        classes: dict[str, tuple] = {}
+        classes: dict[str, tuple] = {}  # a name defined twice: the later definition wins, as at run time
         functions: dict[str, tuple] = {}  # qualname -> (table, row, params node, owner id)
         for node in defs:
             parent = node.parent
@@ -173,15 +165,14 @@ class _Extractor:
         self.collect_imports(captures.get("import", []), module_scope, intervals)
         self.collect_calls(captures.get("call", []), module_scope, intervals)
 
-        for row in classes.values():
-            self.rows["classes"].append(row)
+        self.rows["classes"].extend(classes.values())
         for table, row, params, owner_id in functions.values():
             self.rows[table].append(row)
-            self.parameters(params, owner_id, row[COLUMNS[table].index("qualname")])
-        self.rows["modules"].append(
-            (module_scope.id, self.file_id, self.module.rpartition(".")[2], self.module, self.path,
-             self.is_package, self.docstring(root), all_names, 1, line_count(self.src))
-        )
+            self.parameters(params, owner_id, row.qualname)
+        self.rows["modules"].append(ModuleRow(
+            id=module_scope.id, file_id=self.file_id, name=self.module.rpartition(".")[2], qualname=self.module,
+            path=self.path, is_package=self.is_package, docstring=self.docstring(root), all_names=all_names,
+            start_line=1, end_line=line_count(self.src)))
 
     def definition(self, node: Node, outer: _Scope, classes: dict, functions: dict) -> _Scope:
         name = self.text(node.child_by_field_name("name")) or "?"
@@ -197,7 +188,7 @@ class _Extractor:
         source = self.text(wrapper)
 
         if node.type == "class_definition":
-            sid = stable_id(self.path, "class", qualname)
+            sid = classes[qualname].id if qualname in classes else self.new_id("class", qualname)
             scope = _Scope("class", qualname, sid, node.start_byte, node.end_byte, member_names=set())
             bases = []
             superclasses = node.child_by_field_name("superclasses")
@@ -207,11 +198,13 @@ class _Extractor:
                 ):
                     base_text = self.flat(base)
                     bases.append(base_text)
-                    self.rows["inheritance"].append(
-                        (self.file_id, sid, qualname, self.module, self.path, position, base_text)
-                    )
-            classes[qualname] = (sid, self.file_id, name, qualname, self.module, self.path,
-                                 outer.qualname, start, end, bases, decorators, doc, source)
+                    self.rows["inheritance"].append(InheritanceRow(
+                        file_id=self.file_id, class_id=sid, class_qualname=qualname, module=self.module,
+                        path=self.path, position=position, base_text=base_text))
+            classes[qualname] = ClassRow(
+                id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
+                scope_qualname=outer.qualname, start_line=start, end_line=end, bases=bases, decorators=decorators,
+                docstring=doc, source=source)
             if outer.kind == "class":
                 outer.member_names.add(name)
             return scope
@@ -244,41 +237,44 @@ class _Extractor:
                     kind = "property"
                 elif deco.endswith((".setter", ".deleter")):
                     kind = "property-accessor"
-            sid = stable_id(self.path, "member", qualname)
+            is_member = kind != "property-accessor"  # the setter of a property is the same member
+            if qualname in functions:
+                sid = functions[qualname][3]
+            else:
+                sid = self.new_id("member", qualname) if is_member else stable_id(self.path, "member", qualname)
             scope = _Scope("function", qualname, sid, node.start_byte, node.end_byte, class_scope=outer,
                            self_name=first_param if kind in ("method", "property", "property-accessor") else None)
-            if kind != "property-accessor":  # the setter of a property is the same member
+            if is_member:
                 outer.member_names.add(name)
-                functions[qualname] = (
-                    "members",
-                    (sid, self.file_id, outer.id, outer.qualname, name, qualname, self.module, self.path,
-                     kind, signature, None, None, decorators, is_async, start, end, doc, source),
-                    params, sid,
-                )
+                functions[qualname] = ("members", MemberRow(
+                    id=sid, file_id=self.file_id, class_id=outer.id, class_qualname=outer.qualname, name=name,
+                    qualname=qualname, module=self.module, path=self.path, kind=kind, signature=signature,
+                    annotation=None, value=None, decorators=decorators, is_async=is_async, start_line=start,
+                    end_line=end, docstring=doc, source=source), params, sid)
             return scope
 
-        if outer.kind == "module":
-            sid = stable_id(self.path, "global", qualname)
-            functions[qualname] = (
-                "globals",
-                (sid, self.file_id, name, qualname, self.module, self.path, "function", signature,
-                 None, None, decorators, is_async, start, end, doc, source),
-                params, sid,
-            )
+        if qualname in functions:
+            sid = functions[qualname][3]
+        elif outer.kind == "module":
+            sid = self.new_id("global", qualname)
         else:
-            sid = stable_id(self.path, "nested", qualname)
-            functions[qualname] = (
-                "nested_functions",
-                (sid, self.file_id, name, qualname, self.module, self.path, outer.qualname, signature,
-                 decorators, is_async, start, end, doc, source),
-                params, sid,
-            )
+            sid = self.new_id("nested", qualname)
+        if outer.kind == "module":
+            functions[qualname] = ("globals", GlobalRow(
+                id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
+                kind="function", signature=signature, annotation=None, value=None, decorators=decorators,
+                is_async=is_async, start_line=start, end_line=end, docstring=doc, source=source), params, sid)
+        else:
+            functions[qualname] = ("nested_functions", NestedRow(
+                id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
+                scope_qualname=outer.qualname, signature=signature, decorators=decorators, is_async=is_async,
+                start_line=start, end_line=end, docstring=doc, source=source), params, sid)
         return _Scope("function", qualname, sid, node.start_byte, node.end_byte)
 
     def parameters(self, params: Node | None, owner_id: int, owner_qualname: str) -> None:
         if params is None:
             return
-        out: list[list] = []
+        out: list = []
         keyword_only = False
         for p in params.named_children:
             t = p.type
@@ -309,14 +305,14 @@ class _Extractor:
                 keyword_only = True
                 continue
             elif t == "positional_separator":
-                for row in out:
-                    if row[5] == "positional":
-                        row[5] = "positional-only"
+                out = [row._replace(kind="positional-only") if row.kind == "positional" else row for row in out]
                 continue
             else:  # comments, tuple parameters of Python 2, ERROR nodes
                 continue
-            out.append([self.file_id, owner_id, owner_qualname, len(out), name, kind, annotation, default])
-        self.rows["parameters"].extend(tuple(r) for r in out)
+            out.append(ParameterRow(file_id=self.file_id, owner_id=owner_id, owner_qualname=owner_qualname,
+                                    position=len(out), name=name, kind=kind, annotation=annotation,
+                                    default_value=default))
+        self.rows["parameters"].extend(out)
 
     # -- statements placed by a sweep over the definition intervals ------------------------
     @staticmethod
@@ -377,21 +373,22 @@ class _Extractor:
                         continue
                     seen_globals.add(name)
                     qualname = f"{self.module}.{name}"
-                    self.rows["globals"].append(
-                        (stable_id(self.path, "global", qualname), self.file_id, name, qualname, self.module,
-                         self.path, "variable", None, annotation, value, [], False,
-                         node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
-                    )
+                    self.rows["globals"].append(GlobalRow(
+                        id=self.new_id("global", qualname), file_id=self.file_id, name=name, qualname=qualname,
+                        module=self.module, path=self.path, kind="variable", signature=None, annotation=annotation,
+                        value=value, decorators=[], is_async=False, start_line=node.start_point[0] + 1,
+                        end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
                 else:  # class body
                     if name in scope.member_names:
                         continue
                     scope.member_names.add(name)
                     qualname = f"{scope.qualname}.{name}"
-                    self.rows["members"].append(
-                        (stable_id(self.path, "member", qualname), self.file_id, scope.id, scope.qualname, name,
-                         qualname, self.module, self.path, "class_attribute", None, annotation, value, [],
-                         False, node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
-                    )
+                    self.rows["members"].append(MemberRow(
+                        id=self.new_id("member", qualname), file_id=self.file_id, class_id=scope.id,
+                        class_qualname=scope.qualname, name=name, qualname=qualname, module=self.module,
+                        path=self.path, kind="class_attribute", signature=None, annotation=annotation, value=value,
+                        decorators=[], is_async=False, start_line=node.start_point[0] + 1,
+                        end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
         for node, scope in self._sweep(captures.get("all_aug", []), module_scope, intervals):
             right = node.child_by_field_name("right")
             if scope.kind == "module" and right is not None:
@@ -407,12 +404,12 @@ class _Extractor:
                 if value is not None and len(value) > _VALUE_LIMIT:
                     value = value[:_VALUE_LIMIT] + "..."
                 qualname = f"{class_qualname}.{name}"
-                self.rows["members"].append(
-                    (stable_id(self.path, "member", qualname), self.file_id, owner.id, class_qualname, name,
-                     qualname, self.module, self.path, "instance_attribute", None,
-                     self.flat(node.child_by_field_name("type")), value, [], False,
-                     node.start_point[0] + 1, node.end_point[0] + 1, None, self.text(node.parent))
-                )
+                self.rows["members"].append(MemberRow(
+                    id=self.new_id("member", qualname), file_id=self.file_id, class_id=owner.id,
+                    class_qualname=class_qualname, name=name, qualname=qualname, module=self.module, path=self.path,
+                    kind="instance_attribute", signature=None, annotation=self.flat(node.child_by_field_name("type")),
+                    value=value, decorators=[], is_async=False, start_line=node.start_point[0] + 1,
+                    end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
         return all_names
 
     def _targets(self, left: Node):
@@ -458,8 +455,10 @@ class _Extractor:
                     else:
                         dotted, alias = self.flat(item), None
                         bound = target = dotted.split(".")[0]
-                    out.append((self.file_id, self.module, self.path, sq, line, dotted, None, alias, 0,
-                                False, bound, target))
+                    out.append(ImportRow(
+                        file_id=self.file_id, module=self.module, path=self.path, scope_qualname=sq, line=line,
+                        imported_module=dotted, name=None, alias=alias, level=0, is_star=False, bound_name=bound,
+                        target=target))
                 continue
             mod_node = node.child_by_field_name("module_name")
             level, dotted = 0, ""
@@ -473,8 +472,10 @@ class _Extractor:
                 dotted = self.flat(mod_node)
             imported = self._absolute(dotted.replace(" ", ""), level)
             if any(c.type == "wildcard_import" for c in node.children):
-                out.append((self.file_id, self.module, self.path, sq, line, imported, "*", None, level,
-                            True, None, None))
+                out.append(ImportRow(
+                    file_id=self.file_id, module=self.module, path=self.path, scope_qualname=sq, line=line,
+                    imported_module=imported, name="*", alias=None, level=level, is_star=True, bound_name=None,
+                    target=None))
                 continue
             for item in node.children_by_field_name("name"):
                 if item.type == "aliased_import":
@@ -484,8 +485,10 @@ class _Extractor:
                     name, alias = self.flat(item), None
                 bound = alias or name
                 target = f"{imported}.{name}" if imported else name
-                out.append((self.file_id, self.module, self.path, sq, line, imported, name, alias, level,
-                            False, bound, target))
+                out.append(ImportRow(
+                    file_id=self.file_id, module=self.module, path=self.path, scope_qualname=sq, line=line,
+                    imported_module=imported, name=name, alias=alias, level=level, is_star=False, bound_name=bound,
+                    target=target))
 
     def collect_calls(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
         out = self.rows["calls"]
@@ -504,7 +507,9 @@ class _Extractor:
             else:
                 name = None
             sp, ep = callee.start_point, callee.end_point
-            out.append((self.file_id, scope.id, scope.qualname, sp[0] + 1, sp[1], ep[0] + 1, ep[1], text, name))
+            out.append(CallRow(file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname,
+                               line=sp[0] + 1, col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
+                               callee_name=name))
 
 
 def line_count(src: bytes) -> int:

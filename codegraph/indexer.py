@@ -23,20 +23,18 @@ import pyarrow as pa
 from . import __version__, db
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .errors import RepositoryError, SchemaMismatch
-from .extract import COLUMNS, FileFacts, UndecodableSource, extract
+from .extract import FileFacts, UndecodableSource, extract
+from .schema import BY_NAME, DEFINITIONS, EXTRACTED
 from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
                              write_vectors)
 from .semantic.texts import sparse_vectors
 
-RESOLVED_COLUMNS = {
-    "imports": ("resolved_module", "resolved_qualname", "resolution"),
-    "calls": ("resolved_callee", "resolution"),
-    "inheritance": ("resolved_base", "resolution"),
-}
-_RESOLVED_TABLES = tuple(RESOLVED_COLUMNS)
-_DEF_TABLES = ("modules", "classes", "members", "globals", "nested_functions")
+# Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
+_RESOLVED_TABLES = ("imports", "calls", "inheritance")
+RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in _RESOLVED_TABLES}
+FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
 _PARALLEL_THRESHOLD = 24
 
 Progress = Callable[[str, int, int, str], None]  # (phase, done, total, detail)
@@ -91,16 +89,12 @@ class _Chunk:
 
 @functools.lru_cache(maxsize=1)
 def _arrow_schemas() -> dict[str, pa.Schema]:
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(db.schema_sql())
-        return {name: db.arrow_schema(con, name, cols) for name, cols in COLUMNS.items()}
-    finally:
-        con.close()
+    """What the parser emits per table: every column but the resolved ones."""
+    return {name: BY_NAME[name].arrow_schema("extract") for name in EXTRACTED}
 
 
 def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
-    rows: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
+    rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
     file_rows, skips = [], []
     for f in items:
         result = _extract_one((f.abspath, f.path, f.module, f.is_package))
@@ -146,11 +140,8 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
 
 
 def _file_row(f: SourceFile, facts: FileFacts) -> tuple:
-    return (facts.file_id, f.path, f.module, facts.sha256, f.size, f.mtime_ns, facts.lines, facts.parse_errors)
-
-
-_FILE_COLUMNS = ("file_id", "path", "module", "sha256", "size", "mtime_ns", "lines", "parse_errors")
-_SKIP_COLUMNS = ("path", "reason", "detail", "size", "mtime_ns")
+    return FileRow(file_id=facts.file_id, path=f.path, module=f.module, sha256=facts.sha256, size=f.size,
+                   mtime_ns=f.mtime_ns, lines=facts.lines, parse_errors=facts.parse_errors)
 
 
 def _concat(name: str, tables: list[pa.Table]) -> pa.Table:
@@ -166,7 +157,7 @@ def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
 def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
-    for name in _DEF_TABLES:
+    for name in DEFINITIONS:
         table = tables[name]
         if not table.num_rows:
             continue
@@ -402,7 +393,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
     report.timings["extract"] = time.perf_counter() - t
     report.parsed = len(file_rows)
     t = time.perf_counter()
-    tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+    tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
 
     def phase(name: str) -> None:
         if progress:
@@ -417,10 +408,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             side = con.cursor()
             phase("resolving")
             writer = _Background(lambda: [db.insert_arrow(side, name, tables[name])
-                                          for name in COLUMNS if name not in _RESOLVED_TABLES])
+                                          for name in EXTRACTED if name not in _RESOLVED_TABLES])
             try:
                 resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
-                resolved = _resolve_tables(resolver, tables, {r[0]: r[2] for r in file_rows})
+                resolved = _resolve_tables(resolver, tables, {r.file_id: r.module for r in file_rows})
                 if embed:
                     sparse = merge_sparse([c.vectors for c in chunks])
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
@@ -437,8 +428,8 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             for name, table in resolved.items():
                 db.insert_arrow(con, name, table)
             _update_class_bases(con, resolver, tables["classes"])
-            db.insert_rows(con, "files", _FILE_COLUMNS, file_rows)
-            db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips])
+            db.insert_rows(con, "files", file_rows)
+            db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips])
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
             report.timings["write"] = time.perf_counter() - t
@@ -462,7 +453,8 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
 
 def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
     f = by_path.get(skip.path)
-    return (skip.path, skip.reason, skip.detail, f.size if f else None, f.mtime_ns if f else None)
+    return SkipRow(path=skip.path, reason=skip.reason, detail=skip.detail, size=f.size if f else None,
+                   mtime_ns=f.mtime_ns if f else None)
 
 
 def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
@@ -534,7 +526,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]
     skips_now.extend(s for c in chunks for s in c.skips)
-    fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in COLUMNS}
+    fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
     report.parsed = len(file_rows)
     if progress:
         progress("writing", 0, 1, str(target))
@@ -586,11 +578,11 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         report.reresolved = len(affected)
         con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
                     {"ids": affected})
-        for name in (*COLUMNS, "files", *(("embeddings",) if model else ())):
+        for name in (*EXTRACTED, "files", *(("embeddings",) if model else ())):
             con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
         if model is not None:
             _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
-        for name in COLUMNS:
+        for name in EXTRACTED:
             if name not in _RESOLVED_TABLES:
                 db.insert_arrow(con, name, fresh[name])
 
@@ -602,7 +594,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
         def fetch(name: str, clause: str = "") -> pa.Table:
-            cols = ", ".join(f'"{c}"' for c in COLUMNS[name])
+            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
             return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
 
         resolver = _build_resolver(
@@ -615,18 +607,18 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             con.execute(f'DELETE FROM "{name}" {where}')
         classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
         modules = dict(con.execute("SELECT file_id, module FROM files").fetchall())
-        modules.update({r[0]: r[2] for r in file_rows})
+        modules.update({r.file_id: r.module for r in file_rows})
         _write_resolved(con, resolver, redo, classes, modules)
-        db.insert_rows(con, "files", _FILE_COLUMNS, file_rows)
+        db.insert_rows(con, "files", file_rows)
         for fid, mtime in touched:
             con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
         con.execute("DELETE FROM skipped_files")
-        db.insert_rows(con, "skipped_files", _SKIP_COLUMNS, [_skip_row(s, by_path) for s in skips_now])
+        db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
         db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         if model is not None:
             if progress:
                 progress("vector cache", 0, 1, "")
-            changed_files = sorted(set(gone_ids) | {r[0] for r in file_rows})
+            changed_files = sorted(set(gone_ids) | {r.file_id for r in file_rows})
             report.vectors = build_vector_cache(con, target, previous_token=meta.get("vectors_token"),
                                                 changed_files=changed_files)
         con.execute("COMMIT")

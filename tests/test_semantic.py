@@ -1,5 +1,7 @@
-"""The semantic layer: deterministic vectors, model checks, incremental updates, exact vs HNSW."""
+"""The semantic layer: deterministic vectors, model checks, incremental updates, the int8 cache vs exact search."""
 
+import json
+import os
 import subprocess
 import sys
 
@@ -9,7 +11,7 @@ import pytest
 from codegraph.db import connect_readonly, get_meta
 from codegraph.indexer import index_repository
 from codegraph.semantic.models import EmbeddingError, HashingModel, get_model
-from codegraph.semantic.store import VectorIndex, check_model, exact_search, model_from_meta, search
+from codegraph.semantic.store import VectorCache, check_model, exact_search, model_from_meta, search, vectors_path
 from openai_server import FakeOpenAI
 
 
@@ -56,7 +58,7 @@ def test_search_with_another_model_is_refused(indexed):
     con.close()
 
 
-def test_exact_and_hnsw_agree(indexed):
+def test_cached_and_exact_search_agree(indexed):
     _, db_path = indexed
     con = connect_readonly(db_path)
     for query in ("add an item to the cart", "apply a discount", "parse text into an item", "total price"):
@@ -69,7 +71,8 @@ def test_exact_and_hnsw_agree(indexed):
 def test_update_embeds_only_changed_files_and_the_index_follows(indexed):
     repo, db_path = indexed
     con = connect_readonly(db_path)
-    search(con, db_path, "warm up the hnsw cache", 3)
+    cache_before = VectorCache.read(vectors_path(db_path), token=get_meta(con)["vectors_token"], verify=True)
+    assert cache_before is not None and len(cache_before.ids) == con.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     before = dict(con.execute("SELECT id, vector FROM embeddings").fetchall())
     con.close()
     pricing = repo / "src" / "shop" / "pricing.py"
@@ -85,11 +88,11 @@ def test_update_embeds_only_changed_files_and_the_index_follows(indexed):
     assert all(before[i] == after[i] for i in unchanged)
     assert len(after) == len(before) + 1
     meta = get_meta(con)
-    index = VectorIndex(db_path, 512, meta["embedding_model"])
-    assert not index.is_current(con)
+    assert report.vectors.get("updated") == len(after)  # the cache followed the update, file by file
+    cache = VectorCache.read(vectors_path(db_path), token=meta["vectors_token"], verify=True)
+    assert sorted(cache.ids.tolist()) == sorted(after)
     top = search(con, db_path, "cost of shipping by weight", 1)
     assert top[0]["qualname"] == "shop.pricing.shipping_cost"
-    assert index.is_current(con)
     exact = exact_search(con, model_from_meta(meta).embed(["cost of shipping by weight"])[0], 1)
     assert exact[0].id == top[0]["id"]
     con.close()
@@ -131,5 +134,44 @@ def test_openai_embeddings_batch_and_retry_against_a_local_server():
 def test_openai_embeddings_give_up_with_a_clear_error():
     with FakeOpenAI(script=["429"] * 10) as server:
         model = get_model("openai", model="emb-test", base_url=server.base_url, api_key="k", retries=1)
-        with pytest.raises(EmbeddingError, match="failed after 2 tries"):
+        with pytest.raises(EmbeddingError, match="failed after its retries"):
             model.embed(["a"])
+
+
+# -- issue 10, row 14: the vector cache is validated, rebuilt by index, written atomically ---------
+
+_SEARCH = ("import sys, json; from codegraph.db import connect_readonly; from codegraph.semantic.store import search; "
+           "con = connect_readonly(sys.argv[1]); print(json.dumps([h['qualname'] for h in search(con, sys.argv[1], "
+           "'cost of a discount', 3)]))")
+
+
+def _search_in_a_child(db_path):
+    """In a separate process, so a crash (a segfault on a bad file) shows as a failed run."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _SEARCH, str(db_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_index_builds_the_cache_and_search_survives_a_deleted_or_damaged_one(mini_repo):
+    report = index_repository(mini_repo, jobs=1)
+    cache = vectors_path(report.db_path)
+    assert cache.is_file() and report.vectors.get("rebuilt")
+    expected = _search_in_a_child(report.db_path)
+    cache.unlink()
+    assert _search_in_a_child(report.db_path) == expected  # exact search, same answer
+    assert not cache.exists()  # search only reads
+    assert index_repository(mini_repo, jobs=1).vectors.get("rebuilt")  # a no-op index repairs it
+    data = bytearray(cache.read_bytes())
+    data[len(data) // 2 :] = os.urandom(len(data) - len(data) // 2)
+    cache.write_bytes(bytes(data))
+    assert _search_in_a_child(report.db_path) == expected  # re-ranked by the table's own vectors
+    cache.write_bytes(data[: len(data) // 3])  # truncated
+    assert _search_in_a_child(report.db_path) == expected
+    full = index_repository(mini_repo, jobs=1, full=True)
+    con = connect_readonly(full.db_path)
+    assert VectorCache.read(cache, token=get_meta(con)["vectors_token"], verify=True) is not None
+    con.close()
+    assert not list(cache.parent.glob("*.tmp-*"))

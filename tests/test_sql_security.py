@@ -1,12 +1,13 @@
 """Hostile SQL through the LLM path: rejected with a reason, or bounded; the file never changes."""
 
 import hashlib
+import time
 
 import pytest
 
-from codegraph.db import connect_readonly
+from codegraph.db import QueryWorker, connect_readonly
 from codegraph.errors import QueryError, QueryRejected, QueryTimeout
-from codegraph.refine.models import ScriptedModel
+from codegraph.llm import ScriptedModel
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.engine import Retriever
 from codegraph.retrieval.lint import Diagnostic
@@ -54,12 +55,24 @@ HOSTILE = [
     "SELECT * INTO evil FROM files",
     "SELECT * FROM no_such_table",
     "SELECT no_such_column FROM files",
+    # table functions in other places than FROM (issue 10, row 10)
+    "SELECT s.name FROM files, LATERAL duckdb_settings() s",
+    "SELECT d.database_name FROM files f, LATERAL duckdb_databases() d",
+    "SELECT * FROM files f CROSS JOIN LATERAL (SELECT * FROM duckdb_extensions()) e",
+    "SELECT (SELECT count(*) FROM duckdb_secrets()) AS n",
+    "SELECT * FROM files WHERE path IN (SELECT name FROM pragma_table_info('files'))",
+    "SELECT " + "(" * 5000 + "1" + ")" * 5000,
 ]
 
 BOUNDED = [
     # runs, but stopped by the time limit
     ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", "timeout"),
     ("SELECT count(*) FROM range(1000000000000) a", "timeout"),
+    # one long expression: DuckDB's interrupt cannot stop it, the query process is killed
+    ("SELECT list_reduce(range(1, 30000000), (a, b) -> a + b) AS s", "timeout"),
+    # results bigger than memory_limit covers: the byte cap, or the process's memory cap
+    ("SELECT repeat('x', 1000000000) AS big FROM range(3)", "bytes"),
+    ("SELECT repeat('x', 1000000) AS wide FROM range(1000)", "bytes"),
     # runs, but only the capped number of rows comes back
     ("SELECT * FROM range(10000000)", "capped"),
     ("SELECT a.qualname, b.qualname FROM symbols a, symbols b", "capped"),
@@ -73,16 +86,19 @@ def _digest(path):
 @pytest.fixture(scope="module")
 def fenced(mini_db):
     con = connect_readonly(mini_db)
-    yield con, Schema.from_connection(con)
+    schema = Schema.from_connection(con)
     con.close()
+    worker = QueryWorker(mini_db, memory_mb=3072)
+    yield worker, schema
+    worker.close()
 
 
 @pytest.mark.parametrize("sql", HOSTILE)
 def test_hostile_statement_is_rejected_with_a_reason(mini_db, fenced, sql):
-    con, schema = fenced
+    worker, schema = fenced
     before = _digest(mini_db)
     with pytest.raises(QueryError) as info:
-        run_untrusted(con, sql, schema)
+        run_untrusted(worker, sql, schema)
     assert len(str(info.value)) > 10
     assert _digest(mini_db) == before
     assert not mini_db.with_name(mini_db.name + ".wal").exists()
@@ -90,19 +106,39 @@ def test_hostile_statement_is_rejected_with_a_reason(mini_db, fenced, sql):
 
 @pytest.mark.parametrize("sql,how", BOUNDED)
 def test_expensive_statement_is_bounded(mini_db, fenced, sql, how):
-    con, schema = fenced
+    worker, schema = fenced
     before = _digest(mini_db)
+    started = time.monotonic()
     if how == "timeout":
-        with pytest.raises(QueryTimeout):
-            run_untrusted(con, sql, schema, timeout_s=1.0)
+        with pytest.raises(QueryTimeout, match="stopped after"):
+            run_untrusted(worker, sql, schema, timeout_s=1.0)
+        assert time.monotonic() - started < 1.0 + 5  # the limit and a grace to stop the process
+    elif how == "bytes":
+        try:
+            result = worker.run(sql, max_rows=50, timeout_s=20.0, max_bytes=4_000_000)
+        except QueryRejected as exc:  # the process hit its memory cap first: refused, not killed by the OS
+            assert "memory" in str(exc)
+        else:
+            assert result.truncated and result.stopped_by == "bytes"
+            assert sum(len(str(v)) for row in result.rows for v in row) <= 4_000_000
+        assert time.monotonic() - started < 25
     else:
-        result = run_untrusted(con, sql, schema, max_rows=50, timeout_s=10.0)
+        result = run_untrusted(worker, sql, schema, max_rows=50, timeout_s=10.0)
         assert len(result.rows) == 50 and result.truncated
     assert _digest(mini_db) == before
+    assert worker.run("SELECT count(*) FROM files").rows[0][0] > 0  # the worker serves the next query
 
 
 def test_at_least_thirty_hostile_statements():
     assert len(HOSTILE) + len(BOUNDED) >= 30
+
+
+def test_the_checked_rendering_runs_not_the_raw_text(fenced):
+    worker, schema = fenced
+    sql = "select   qualname from classes   where name = 'Item' -- a comment the model left"
+    checked = validate(sql, schema)
+    assert checked == "SELECT qualname FROM classes WHERE name = 'Item'"
+    assert worker.run(checked).rows == [("shop.models.Item",)]
 
 
 def test_validator_rejects_before_anything_runs():

@@ -3,7 +3,9 @@
 Levels, strongest first (docs/refine.md):
 
 - `sandbox`: bubblewrap (Debian's `bubblewrap` package): no network, its own PID namespace, the
-  whole filesystem read-only except the scratch copy and a private /tmp; plus the limits below.
+  whole filesystem read-only except the scratch copy, and the caller's home folder hidden (what
+  the tests print goes back to the model, so ~/.ssh or ~/.aws must not be readable); only the
+  interpreter's own folders under it stay visible, read-only. Plus the limits below.
 - `no-network`: `unshare --net`: no network; the filesystem is the caller's.
 - `rlimits`: resource limits only.
 
@@ -15,6 +17,7 @@ caller's API keys, tokens or secrets. `auto` picks the strongest level that work
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import signal
@@ -142,10 +145,36 @@ def _user_processes() -> int:
     return count
 
 
+@functools.lru_cache(maxsize=16)
+def _interpreter_paths(python: str) -> tuple[str, ...]:
+    """The folders an interpreter needs: its prefixes and everything on its sys.path."""
+    probe = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, *sys.path]))"
+    try:
+        out = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL).stdout
+        paths = json.loads(out)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        paths = []
+    real = {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
+    real.add(os.path.dirname(os.path.dirname(os.path.realpath(python))))
+    return tuple(sorted(real))
+
+
+def _hidden_home() -> str | None:
+    home = os.path.realpath(os.path.expanduser("~"))
+    return home if home not in ("/", "") and os.path.isdir(home) else None
+
+
 def _wrap(level: str, cmd: list[str], scratch: Path, cwd: Path) -> list[str]:
     if level == "sandbox":
-        return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                "--tmpfs", "/dev/shm", "--bind", str(scratch), str(scratch), "--unshare-net", "--unshare-pid",
+        args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+        home = _hidden_home()
+        if home:
+            args += ["--tmpfs", home]
+            for path in _interpreter_paths(cmd[0]):
+                if path == home or path.startswith(home + os.sep):
+                    args += ["--ro-bind", path, path]
+        return [*args, "--bind", str(scratch), str(scratch), "--unshare-net", "--unshare-pid",
                 "--die-with-parent", "--new-session", "--chdir", str(cwd), "--", *cmd]
     if level == "no-network":
         return [*_unshare_prefix(), "--", *cmd]

@@ -11,12 +11,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..extract import COLUMNS, FileFacts, UndecodableSource, extract
+from ..extract import FileFacts, UndecodableSource, extract
 from .lint import candidate_module
-
-
-def _column(table: str, name: str) -> int:
-    return COLUMNS[table].index(name)
 
 
 @dataclass
@@ -44,67 +40,62 @@ class Candidate:
     # -- what sits where ----------------------------------------------------------------------
     def call_at(self, line: int, column: int | None = None, end_line: int | None = None) -> str | None:
         """The callee text of the call a diagnostic points at (pylint marks the call's start)."""
-        li, co, te = _column("calls", "line"), _column("calls", "col"), _column("calls", "callee_text")
-        calls = [r for r in self.rows("calls") if line <= r[li] <= (end_line or line)]
+        calls = [r for r in self.rows("calls") if line <= r.line <= (end_line or line)]
         if not calls:
             return None
-        exact = [r for r in calls if r[li] == line and column is not None and r[co] == column]
+        exact = [r for r in calls if r.line == line and column is not None and r.col == column]
         if exact:
-            return exact[0][te]
-        after = sorted((r for r in calls if r[li] > line or column is None or r[co] >= column),
-                       key=lambda r: (r[li], r[co]))
-        return (after or calls)[0][te]
+            return exact[0].callee_text
+        after = sorted((r for r in calls if r.line > line or column is None or r.col >= column),
+                       key=lambda r: (r.line, r.col))
+        return (after or calls)[0].callee_text
 
     def enclosing(self, line: int, table: str) -> tuple | None:
         """The innermost definition row of `table` (classes, members, globals) spanning `line`."""
-        s, e = _column(table, "start_line"), _column(table, "end_line")
-        spans = [r for r in self.rows(table) if r[s] <= line <= r[e]]
-        return min(spans, key=lambda r: r[e] - r[s]) if spans else None
+        spans = [r for r in self.rows(table) if r.start_line <= line <= r.end_line]
+        return min(spans, key=lambda r: r.end_line - r.start_line) if spans else None
 
     def enclosing_class(self, line: int) -> str | None:
         row = self.enclosing(line, "classes")
-        return row[_column("classes", "qualname")] if row else None
+        return row.qualname if row else None
 
     def enclosing_function(self, line: int) -> str | None:
         best = None
         for table in ("members", "globals", "nested_functions"):
             row = self.enclosing(line, table)
-            if row is None or (table != "nested_functions" and row[_column(table, "kind")] not in (
+            if row is None or (table != "nested_functions" and row.kind not in (
                     "method", "classmethod", "staticmethod", "property", "function")):
                 continue
-            span = row[_column(table, "end_line")] - row[_column(table, "start_line")]
+            span = row.end_line - row.start_line
             if best is None or span < best[0]:
-                best = (span, row[_column(table, "qualname")])
+                best = (span, row.qualname)
         return best[1] if best else None
 
     def binding(self, name: str, line: int | None = None) -> str | None:
         """What a name imported by the candidate stands for: module-level imports, and imports
         inside the function around `line`."""
-        b, t, sc, li = (_column("imports", c) for c in ("bound_name", "target", "scope_qualname", "line"))
         scope = self.enclosing_function(line) if line else None
         found = None
         for row in self.rows("imports"):
-            if row[b] != name:
+            if row.bound_name != name:
                 continue
-            if row[sc] == self.module or (scope and scope.startswith(row[sc])):
-                found = row[t]
+            if row.scope_qualname == self.module or (scope and scope.startswith(row.scope_qualname)):
+                found = row.target
         return found
 
     def local_definition(self, name: str) -> str | None:
         qualname = f"{self.module}.{name}"
         for table in ("classes", "globals"):
-            if any(r[_column(table, "qualname")] == qualname for r in self.rows(table)):
+            if any(r.qualname == qualname for r in self.rows(table)):
                 return qualname
         return None
 
     def bases_of(self, class_qualname: str) -> list[str]:
-        cq, bt = _column("inheritance", "class_qualname"), _column("inheritance", "base_text")
-        return [r[bt] for r in sorted(self.rows("inheritance"), key=lambda r: r[_column("inheritance", "position")])
-                if r[cq] == class_qualname]
+        return [r.base_text for r in sorted(self.rows("inheritance"), key=lambda r: r.position)
+                if r.class_qualname == class_qualname]
 
     def own_members(self, class_qualname: str) -> set[str]:
-        cq, n = _column("members", "class_qualname"), _column("members", "name")
-        return {r[n] for r in self.rows("members") if r[cq] == class_qualname}
+        return {r.name for r in self.rows("members") if r.class_qualname == class_qualname}
 
     def excerpt(self, line: int, radius: int = 3) -> str:
         first, last = max(1, line - radius), min(len(self.lines), line + radius)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
-from ..extract import COLUMNS
 from .candidate import Candidate, GraphNames, resolve_in_candidate
 from .lint import Diagnostic
 
@@ -155,11 +154,9 @@ def _object_by_name(d: Diagnostic, ctx: RuleContext) -> dict | None:
 def _redefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
     cand = ctx.candidate
     for table, scope_column in (("members", "class_qualname"), ("classes", "scope_qualname"), ("globals", "module")):
-        cols = COLUMNS[table]
         for row in cand.rows(table):
-            start = row[cols.index("start_line")]
-            if start <= d.line <= start + 3 and row[cols.index("name")] in cand.lines[d.line - 1]:
-                return {"scope": row[cols.index(scope_column)], "name": row[cols.index("name")]}
+            if row.start_line <= d.line <= row.start_line + 3 and row.name in cand.lines[d.line - 1]:
+                return {"scope": getattr(row, scope_column), "name": row.name}
     return None
 
 

@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..db import get_meta, insert_arrow, set_meta
+from ..schema import BY_NAME
 from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 
-EMBEDDINGS_DDL = "CREATE TABLE IF NOT EXISTS embeddings (id BIGINT NOT NULL, file_id BIGINT NOT NULL, vector FLOAT[{dim}])"
 DEFAULT_DIM = 512
 
 
@@ -44,7 +44,7 @@ def merge_sparse(parts: Sequence[tuple]) -> tuple:
 
 def write_vectors(con: duckdb.DuckDBPyConnection, ids: np.ndarray, file_ids: np.ndarray, matrix: np.ndarray) -> None:
     dim = matrix.shape[1]
-    con.execute(EMBEDDINGS_DDL.format(dim=dim))
+    con.execute(BY_NAME["embeddings"].ddl(dim, if_not_exists=True))
     if not len(ids):
         return
     flat = pa.array(matrix.reshape(-1), pa.float32())

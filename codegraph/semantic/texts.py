@@ -6,22 +6,16 @@ from typing import Iterator
 
 import numpy as np
 
-from ..extract import COLUMNS
 from .models import sparse_features
 
 _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
 
 
-def _col(table: str, name: str) -> int:
-    return COLUMNS[table].index(name)
-
-
 def symbol_texts(tables: dict[str, list[tuple]], include_docstrings: bool = True) -> Iterator[tuple[int, int, list[tuple[str, float]]]]:
     """(id, file_id, [(text, weight)]) for every definition in extract rows."""
     for table in ("modules", "classes", "members", "globals", "nested_functions"):
-        cols = COLUMNS[table]
         for row in tables.get(table, ()):
-            get = lambda name: row[cols.index(name)] if name in cols else None  # noqa: E731
+            get = lambda name: getattr(row, name, None)  # noqa: E731  (rows are the schema's NamedTuples)
             pieces: list[tuple[str, float]] = [(get("name") or "", 3.0), (get("qualname") or "", 1.0)]
             if get("signature"):
                 pieces.append((get("signature"), 1.5))

@@ -1,0 +1,260 @@
+"""Every table of the graph, declared once: name, columns, types and meaning.
+
+The DDL, the Arrow schemas, the row types (NamedTuples, so rows have names, not positions),
+docs/schema.md and the schema version all come from here; views and macros are SQL in
+`macros.sql`. A column's `stage` says who fills it: `extract` (the parser, one file at a time),
+`resolve` (name resolution across the repository) or `index` (the indexer's bookkeeping).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+_PY_TYPES = {"BIGINT": int, "INTEGER": int, "VARCHAR": str, "BOOLEAN": bool, "DOUBLE": float,
+             "VARCHAR[]": list, "TIMESTAMP": str}
+_ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(),
+                "DOUBLE": pa.float64(), "VARCHAR[]": pa.list_(pa.string()), "TIMESTAMP": pa.timestamp("us")}
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # a DuckDB type; FLOAT[{dim}] for the embedding vector
+    meaning: str
+    required: bool = False  # NOT NULL
+    stage: str = "extract"
+
+    def sql_type(self, dim: int | None = None) -> str:
+        return self.type.format(dim=dim) if "{dim}" in self.type else self.type
+
+    def arrow_type(self, dim: int | None = None) -> pa.DataType:
+        if self.type.startswith("FLOAT["):
+            return pa.list_(pa.float32(), dim) if dim else pa.list_(pa.float32())
+        return _ARROW_TYPES[self.type]
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    meaning: str
+    columns: tuple[Column, ...]
+    optional: bool = False  # created only when asked for (the embeddings)
+
+    def names(self, *stages: str) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if not stages or c.stage in stages)
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+    @cached_property
+    def row(self) -> type:
+        """The NamedTuple of what the parser (or the indexer) emits: every column but the resolved ones."""
+        fields = [(c.name, Any if c.type.startswith("FLOAT[") else _PY_TYPES[c.type] | None)
+                  for c in self.columns if c.stage != "resolve"]
+        row = NamedTuple("".join(part.title() for part in self.name.split("_")) + "Row", fields)
+        row.__doc__ = f"A row of `{self.name}`: {self.meaning}"
+        row.__module__ = __name__
+        globals()[row.__name__] = row  # importable by name, so rows pickle between worker processes
+        return row
+
+    def ddl(self, dim: int | None = None, if_not_exists: bool = False) -> str:
+        cols = ",\n".join(f'    "{c.name}" {c.sql_type(dim)}{" NOT NULL" if c.required else ""}' for c in self.columns)
+        return f"CREATE TABLE {'IF NOT EXISTS ' if if_not_exists else ''}{self.name} (\n{cols}\n);"
+
+    def arrow_schema(self, *stages: str, dim: int | None = None) -> pa.Schema:
+        return pa.schema([(c.name, c.arrow_type(dim)) for c in self.columns if not stages or c.stage in stages])
+
+
+def _c(name: str, type_: str, meaning: str, required: bool = False, stage: str = "extract") -> Column:
+    return Column(name, type_, meaning, required, stage)
+
+
+def _definition(**extra: Column) -> dict[str, Column]:
+    """Columns every definition table shares, in a fixed order."""
+    return {"id": _c("id", "BIGINT", "stable 63-bit hash of (path, kind, qualname): the same symbol keeps it across runs",
+                     True),
+            "file_id": _c("file_id", "BIGINT", "the file it is in (join `files`)", True), **extra}
+
+
+_SOURCE = (_c("start_line", "INTEGER", "first line, decorators included (1-based)"),
+           _c("end_line", "INTEGER", "last line"),
+           _c("docstring", "VARCHAR", "the docstring, cleaned like inspect.cleandoc"),
+           _c("source", "VARCHAR", "the source text of the definition"))
+
+TABLES: tuple[Table, ...] = (
+    Table("meta", "what the database was built from: schema version, tool version, repository root, embedding "
+          "model and its settings", (
+              _c("key", "VARCHAR", "schema_version, tool_version, repo_root, indexed_at, embedding_model, ...", True,
+                 "index"),
+              _c("value", "VARCHAR", "its value", stage="index"))),
+    Table("files", "one row per indexed Python file; updates key on the hash", (
+        _c("file_id", "BIGINT", "stable hash of the path", True, "index"),
+        _c("path", "VARCHAR", "relative to the repository root, forward slashes", True, "index"),
+        _c("module", "VARCHAR", "the dotted name Python imports the file as", True, "index"),
+        _c("sha256", "VARCHAR", "of the file's bytes", True, "index"),
+        _c("size", "BIGINT", "bytes", stage="index"),
+        _c("mtime_ns", "BIGINT", "modification time when indexed", stage="index"),
+        _c("lines", "INTEGER", "line count", stage="index"),
+        _c("parse_errors", "INTEGER", "tree-sitter ERROR/MISSING nodes; > 0 means partly recovered", stage="index"))),
+    Table("skipped_files", "files discovered but not indexed, and why", (
+        _c("path", "VARCHAR", "relative to the repository root", True, "index"),
+        _c("reason", "VARCHAR", "binary | undecodable | undecodable-name | too-large | symlink | unreadable | ...",
+           True, "index"),
+        _c("detail", "VARCHAR", "what exactly", stage="index"),
+        _c("size", "BIGINT", "with mtime_ns: an unchanged skipped file is not read again", stage="index"),
+        _c("mtime_ns", "BIGINT", "modification time when skipped", stage="index"))),
+    Table("modules", "one row per module (file)", tuple(_definition(
+        name=_c("name", "VARCHAR", "last component of the dotted name", True),
+        qualname=_c("qualname", "VARCHAR", "json.decoder", True),
+        path=_c("path", "VARCHAR", "the file", True),
+        is_package=_c("is_package", "BOOLEAN", "an __init__.py"),
+        docstring=_c("docstring", "VARCHAR", "the module docstring"),
+        all_names=_c("all_names", "VARCHAR[]", "__all__ when it is a literal list (NULL when absent)"),
+        start_line=_c("start_line", "INTEGER", "1"),
+        end_line=_c("end_line", "INTEGER", "the file's last line")).values())),
+    Table("classes", "one row per class definition, nested ones included", (
+        *_definition().values(),
+        _c("name", "VARCHAR", "the class name", True),
+        _c("qualname", "VARCHAR", "json.decoder.JSONDecoder; nested in a function: mod.f.<locals>.C", True),
+        _c("module", "VARCHAR", "the module it is defined in", True),
+        _c("path", "VARCHAR", "the file", True),
+        _c("scope_qualname", "VARCHAR", "the module, class or function it is defined in"),
+        _c("start_line", "INTEGER", "first line, decorators included"),
+        _c("end_line", "INTEGER", "last line"),
+        _c("bases", "VARCHAR[]", "base classes as written"),
+        _c("base_qualnames", "VARCHAR[]", "the bases resolved, NULL entries where unresolved", stage="resolve"),
+        _c("decorators", "VARCHAR[]", "as written, without @"),
+        _c("docstring", "VARCHAR", "the docstring"),
+        _c("source", "VARCHAR", "the class's source text"))),
+    Table("members", "what a class defines: methods, properties, class attributes and the instance attributes "
+          "its methods assign (self.x = ...)", (
+              *_definition().values(),
+              _c("class_id", "BIGINT", "the class (id in `classes`)", True),
+              _c("class_qualname", "VARCHAR", "the class's qualified name", True),
+              _c("name", "VARCHAR", "the member's name", True),
+              _c("qualname", "VARCHAR", "class qualname + name", True),
+              _c("module", "VARCHAR", "the module", True),
+              _c("path", "VARCHAR", "the file", True),
+              _c("kind", "VARCHAR", "method | classmethod | staticmethod | property | class_attribute | "
+                 "instance_attribute", True),
+              _c("signature", "VARCHAR", "\"(self, s, idx=0)\" for callables"),
+              _c("annotation", "VARCHAR", "attributes: the annotation as written"),
+              _c("value", "VARCHAR", "attributes: the assigned expression (first assignment), shortened"),
+              _c("decorators", "VARCHAR[]", "as written, without @"),
+              _c("is_async", "BOOLEAN", "an async def"),
+              *_SOURCE)),
+    Table("globals", "module-level functions and variables", (
+        *_definition().values(),
+        _c("name", "VARCHAR", "the name", True),
+        _c("qualname", "VARCHAR", "module + name", True),
+        _c("module", "VARCHAR", "the module", True),
+        _c("path", "VARCHAR", "the file", True),
+        _c("kind", "VARCHAR", "function | variable", True),
+        _c("signature", "VARCHAR", "functions: \"(a, b=1) -> int\""),
+        _c("annotation", "VARCHAR", "variables: the annotation as written"),
+        _c("value", "VARCHAR", "variables: the assigned expression, shortened"),
+        _c("decorators", "VARCHAR[]", "as written, without @"),
+        _c("is_async", "BOOLEAN", "an async def"),
+        *_SOURCE)),
+    Table("nested_functions", "functions defined inside functions", (
+        *_definition().values(),
+        _c("name", "VARCHAR", "the name", True),
+        _c("qualname", "VARCHAR", "mod.outer.<locals>.inner", True),
+        _c("module", "VARCHAR", "the module", True),
+        _c("path", "VARCHAR", "the file", True),
+        _c("scope_qualname", "VARCHAR", "the enclosing function", True),
+        _c("signature", "VARCHAR", "\"(a, b=1) -> int\""),
+        _c("decorators", "VARCHAR[]", "as written, without @"),
+        _c("is_async", "BOOLEAN", "an async def"),
+        *_SOURCE)),
+    Table("parameters", "the parameters of every function and method, in order", (
+        _c("file_id", "BIGINT", "the file", True),
+        _c("owner_id", "BIGINT", "id in globals, members or nested_functions", True),
+        _c("owner_qualname", "VARCHAR", "the function's qualified name", True),
+        _c("position", "INTEGER", "0-based, self included", True),
+        _c("name", "VARCHAR", "the parameter's name", True),
+        _c("kind", "VARCHAR", "positional-only | positional | var-positional | keyword-only | var-keyword", True),
+        _c("annotation", "VARCHAR", "as written"),
+        _c("default_value", "VARCHAR", "as written"))),
+    Table("imports", "every import statement, one row per imported name", (
+        _c("file_id", "BIGINT", "the file", True),
+        _c("module", "VARCHAR", "the importing module", True),
+        _c("path", "VARCHAR", "the file", True),
+        _c("scope_qualname", "VARCHAR", "the module, or the function holding a local import", True),
+        _c("line", "INTEGER", "where"),
+        _c("imported_module", "VARCHAR", "absolute (relative imports resolved): \"json.decoder\""),
+        _c("name", "VARCHAR", "from-imports: the imported name; '*' for star imports"),
+        _c("alias", "VARCHAR", "the `as` name"),
+        _c("level", "INTEGER", "leading dots of a relative import"),
+        _c("is_star", "BOOLEAN", "from m import *"),
+        _c("bound_name", "VARCHAR", "the local name the statement binds"),
+        _c("target", "VARCHAR", "what that name stands for, as a dotted path"),
+        _c("resolved_module", "VARCHAR", "imported_module when it is a module of this repository", stage="resolve"),
+        _c("resolved_qualname", "VARCHAR", "the definition in this repository the name ends at", stage="resolve"),
+        _c("resolution", "VARCHAR", "module | definition | NULL (outside the repository)", stage="resolve"))),
+    Table("calls", "every call expression, with what it resolved to", (
+        _c("file_id", "BIGINT", "join files for the path and module", True),
+        _c("caller_id", "BIGINT", "the enclosing function, class or module"),
+        _c("caller_qualname", "VARCHAR", "its qualified name", True),
+        _c("line", "INTEGER", "of the callee expression"),
+        _c("col", "INTEGER", "0-based, of the callee expression"),
+        _c("end_line", "INTEGER", "end of the callee expression"),
+        _c("end_col", "INTEGER", "end column"),
+        _c("callee_text", "VARCHAR", "\"self.parse_object\", \"json.loads\", \"f(x).g\"", True),
+        _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
+        _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
+           stage="resolve"),
+        _c("resolution", "VARCHAR", "local | import | self | super | builtin | external | NULL", stage="resolve"))),
+    Table("inheritance", "one row per base class as written", (
+        _c("file_id", "BIGINT", "the file", True),
+        _c("class_id", "BIGINT", "the class (id in classes)", True),
+        _c("class_qualname", "VARCHAR", "the class", True),
+        _c("module", "VARCHAR", "its module", True),
+        _c("path", "VARCHAR", "the file", True),
+        _c("position", "INTEGER", "0-based among the bases", True),
+        _c("base_text", "VARCHAR", "as written", True),
+        _c("resolved_base", "VARCHAR", "class qualname, or builtins.X", stage="resolve"),
+        _c("resolution", "VARCHAR", "how it resolved", stage="resolve"))),
+    Table("embeddings", "one vector per definition (modules, classes, members, globals, nested functions), keyed by "
+          "the symbol's `id`; created by `codegraph index` unless `--no-embed`. `meta` records `embedding_model`, "
+          "`embedding_dim` and the model's IDF weights; vectors of two models never mix", (
+              _c("id", "BIGINT", "the symbol's id", True, "index"),
+              _c("file_id", "BIGINT", "the file", True, "index"),
+              _c("vector", "FLOAT[{dim}]", "L2-normalised: cosine similarity is a dot product", stage="index")),
+          optional=True),
+)
+
+BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
+for _table in TABLES:
+    _table.row  # noqa: B018 - define every row type at import (see Table.row)
+EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions", "parameters", "imports",
+                              "calls", "inheritance")  # what the parser emits per file
+DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
+RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
+GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
+
+
+def macros_sql() -> str:
+    return resources.files("codegraph").joinpath("macros.sql").read_text(encoding="utf-8")
+
+
+def ddl(embedding_dim: int | None = None) -> str:
+    """Every table (the embeddings only with a dimension), then the views and macros."""
+    tables = [t.ddl(embedding_dim) for t in TABLES if not t.optional or embedding_dim]
+    return "\n\n".join([*tables, macros_sql()])
+
+
+def _version() -> str:
+    shape = [[t.name, [[c.name, c.type, c.required] for c in t.columns]] for t in TABLES]
+    digest = hashlib.sha256(json.dumps(shape).encode() + macros_sql().encode()).hexdigest()
+    return digest[:12]
+
+
+SCHEMA_VERSION = _version()
