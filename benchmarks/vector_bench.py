@@ -210,6 +210,12 @@ def main(argv: list[str] | None = None) -> None:
               "indexes": rows, "measured": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count()}
     if args.install:
         result["install"] = install_costs(["hnswlib", "usearch", "faiss-cpu"])
+    out = Path(args.out)
+    if args.only and out.exists():  # a partial run replaces its own rows in the full results
+        previous = json.loads(out.read_text())
+        mine = {r["index"] for r in rows}
+        result["indexes"] = [r for r in previous["indexes"] if r["index"] not in mine] + rows
+        result["install"] = previous.get("install", result.get("install"))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -344,3 +344,20 @@ def test_sigterm_removes_the_scratch_copy(example, tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert not any(p.name.startswith("codegraph-refine-") for p in private.iterdir()), list(private.iterdir())
+
+
+def test_a_timeout_in_the_lexical_search_does_not_end_the_run(example, monkeypatch):
+    """issue 10, row 21: retrieval failures fall back and are recorded, never fatal."""
+    from codegraph.errors import QueryTimeout
+    from codegraph.retrieval.engine import Retriever
+
+    real = Retriever.run_template
+
+    def flaky(self, name, params):
+        if name == "lexical":
+            raise QueryTimeout("query stopped after the 2 s time limit")
+        return real(self, name, params)
+
+    monkeypatch.setattr(Retriever, "run_template", flaky)
+    result = refine(task_from_dict(_data(example), base=example))
+    assert result.success

