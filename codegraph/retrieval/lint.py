@@ -20,6 +20,7 @@ from typing import Iterable
 
 from ..discover import module_name
 from ..errors import CodegraphError
+from ..worker import Worker, WorkerDied, WorkerTimeout, serve
 
 # CoCoGen's categories (Table 4), keyed by pylint symbol.
 CATEGORIES = {
@@ -195,18 +196,15 @@ def _remember(cache: dict) -> None:
 def _serve(connection) -> None:
     """The worker's loop: (path, changed modules) in, diagnostics or an error message out."""
     holder: dict = {}
-    while True:
-        try:
-            request = connection.recv()
-        except (EOFError, OSError):
-            return
-        if request is None:
-            return
+
+    def handle(request):
         path, changed = request
         try:
-            connection.send(("ok", _lint_in_process(holder, Path(path), changed)))
+            return "ok", _lint_in_process(holder, Path(path), changed)
         except BaseException as exc:  # pylint's own crashes are the caller's LintError
-            connection.send(("error", f"{type(exc).__name__}: {exc}"))
+            return "error", f"{type(exc).__name__}: {exc}"
+
+    serve(connection, handle)
 
 
 class Linter:
@@ -220,8 +218,7 @@ class Linter:
         if mode not in ("worker", "subprocess"):
             raise ValueError(f"unknown lint mode {mode!r}")
         self.mode, self.timeout_s, self.max_bytes = mode, timeout_s, max_bytes
-        self._process = None
-        self._connection = None
+        self._worker = Worker(_serve, name="codegraph-lint")
         self._lock = threading.Lock()
 
     def lint(self, path: str | os.PathLike, changed_modules: Iterable[str] = (),
@@ -237,44 +234,17 @@ class Linter:
         if self.mode == "subprocess":
             return self._lint_subprocess(path, timeout)
         with self._lock:
-            return self._lint_in_worker(path, tuple(changed_modules), timeout)
-
-    def _start(self) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB threads
-        parent, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True, name="codegraph-lint")
-        self._process.start()
-        child.close()
-        self._connection = parent
-
-    def _lint_in_worker(self, path: Path, changed: tuple[str, ...], timeout: float) -> list[Diagnostic]:
-        if self._process is None or not self._process.is_alive():
-            self._start()
-        try:
-            self._connection.send((str(path), changed))
-            ready = self._connection.poll(max(0.0, timeout))
-            status, payload = self._connection.recv() if ready else (None, None)
-        except (EOFError, OSError, BrokenPipeError):
-            self._stop()
-            raise LintError(f"the pylint worker died while linting {path}") from None
-        if not ready:
-            self._stop()
-            raise LintTimeout(f"pylint did not finish {path.name} within {timeout:g} s")
+            if not self._worker.alive:
+                self._worker.start()
+            try:
+                status, payload = self._worker.ask((str(path), tuple(changed_modules)), timeout)
+            except WorkerTimeout:
+                raise LintTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
+            except WorkerDied:
+                raise LintError(f"the pylint worker died while linting {path}") from None
         if status == "error":
             raise LintError(f"pylint failed on {path}: {payload}")
         return [Diagnostic(**{k: v for k, v in d.items() if k != "category"}) for d in payload]
-
-    def _stop(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()
-            self._process.join(5)
-            self._process = None
 
     def _lint_subprocess(self, path: Path, timeout: float) -> list[Diagnostic]:
         cmd = [sys.executable, "-m", "pylint", *PYLINT_FLAGS, f"--rcfile={_RCFILE}",
@@ -296,14 +266,7 @@ class Linter:
 
     def close(self) -> None:
         with self._lock:
-            if self._connection is not None:
-                try:
-                    self._connection.send(None)
-                except (OSError, BrokenPipeError):
-                    pass
-            if self._process is not None:
-                self._process.join(2)
-            self._stop()
+            self._worker.close()
 
     def __enter__(self) -> "Linter":
         return self
