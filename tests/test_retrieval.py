@@ -276,3 +276,58 @@ def _always_times_out(*args, **kwargs):
     from codegraph.errors import QueryTimeout
 
     raise QueryTimeout("query stopped after the 2 s time limit")
+
+
+# -- issue 13, row 5: diagnose = refine; the budget is a cap; identical messages collapse ----------
+
+def _retrieval(symbol, message, line, rows):
+    from codegraph.retrieval.engine import Retrieval
+
+    return Retrieval(Diagnostic(symbol, "E1101", message, line, 0), "rule", rows=rows)
+
+
+def _row(i):
+    return {"qualname": f"shop.models.Thing{i}", "kind": "class", "name": f"Thing{i}", "signature": "(Base)",
+            "docstring": "A thing that has a price and a very long docstring line. " * 3, "path": "src/shop/models.py",
+            "start_line": i, "match": "fuzzy", "score": 1 - i / 100, "source": "class Thing:\n    pass\n" * 5}
+
+
+@pytest.mark.parametrize("budget", [60, 120, 300, 1500])
+def test_the_budget_is_a_hard_cap(budget):
+    from codegraph.llm import estimate_tokens
+
+    retrievals = [_retrieval("no-member", f"Instance of 'Cart' has no 'x{i}' member", i, [_row(j) for j in range(8)])
+                  for i in range(6)]
+    text = render(retrievals, budget_tokens=budget)
+    assert estimate_tokens(text) <= budget
+    assert text.startswith("line 0: no-member")
+
+
+def test_identical_messages_are_one_block_with_all_their_lines():
+    same = "Instance of 'Cart' has no 'totl' member"
+    retrievals = [_retrieval("no-member", same, line, [_row(1), _row(2)]) for line in (4, 9, 17)]
+    text = render(retrievals, budget_tokens=1500)
+    assert text.count(same) == 1 and text.startswith("lines 4, 9, 17: no-member")
+    assert text.count("shop.models.Thing1 (class)") == 1
+
+
+def test_diagnose_keeps_a_syntax_error_the_candidate_causes_below_its_lines(repo, retriever, linter):
+    path = repo / "src" / "shop" / "broken_below.py"
+    path.write_text("def f(x):\n    return (x,\n\n\ndef g():\n    return 2\n")
+    try:
+        report = diagnose(path, retriever=retriever, linter=linter, lines=(1, 2))
+    finally:
+        path.unlink()
+    assert [r.diagnostic.symbol for r in report.retrievals] == ["syntax-error"]
+
+
+def test_diagnose_drops_imports_the_repository_already_makes(mini_repo):
+    from codegraph.indexer import index_repository
+
+    (mini_repo / "src" / "shop" / "uses_yaml.py").write_text("import yaml_is_not_installed_here\n\nX = 1\n")
+    index_repository(mini_repo, jobs=1)
+    cand = mini_repo / "src" / "shop" / "cand_yaml.py"
+    cand.write_text("import yaml_is_not_installed_here\nimport nor_is_this_one\n\nY = 2\n")
+    with Linter() as linter:
+        report = diagnose(cand, linter=linter)
+    assert [r.diagnostic.message for r in report.retrievals] == ["Unable to import 'nor_is_this_one'"]

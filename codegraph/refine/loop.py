@@ -31,7 +31,7 @@ from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
-from ..retrieval.lint import LintError, Linter
+from ..retrieval.lint import LintError, Linter, keep_lines
 from .code import _find, _import_insert_line, code_from_answer, splice
 from .offline import OfflineRepairer
 from .sandbox import choose_level, run_fenced, test_environment
@@ -238,16 +238,6 @@ class Refiner:
             rows += [r for r in lexical if r["qualname"] not in seen]
         return rows[:k]
 
-    def _known_import(self, d) -> bool:
-        """import-error on a module the repository imports elsewhere is not the candidate's fault."""
-        m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
-        if not m:
-            return False
-        try:
-            return bool(self.retriever.run_template("known_import", {"module": m.group(1)})[1])
-        except QueryError:
-            return False
-
     def _cards(self, rows: list[dict], budget: int = 900) -> str:
         out, used = [], 0
         for row in rows:
@@ -324,10 +314,8 @@ class Refiner:
 
     def _lint(self, spliced) -> list:
         timeout = min(LINT_SECONDS, self._remaining())
-        diagnostics = [d for d in self.linter.lint(self.target, timeout_s=timeout)
-                       if spliced.first_line <= d.line <= spliced.last_line or d.line in spliced.import_lines
-                       or d.symbol == "syntax-error"]  # a candidate can break the lines after it
-        return [d for d in diagnostics if not self._known_import(d)]
+        return keep_lines(self.linter.lint(self.target, timeout_s=timeout), spliced.first_line, spliced.last_line,
+                          spliced.import_lines, self.retriever.known_import)
 
     # -- the loop -------------------------------------------------------------------------
     def run(self, apply: bool = False) -> RefineResult:

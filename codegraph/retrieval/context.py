@@ -55,31 +55,70 @@ def card(row: dict, with_source: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _header(group: list[Retrieval]) -> str:
+    d = group[0].diagnostic
+    lines = sorted({r.diagnostic.line for r in group})
+    where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+    return f"{where}: {d.symbol} ({d.msg_id}): {d.message}"
+
+
+def collapse(retrievals: list[Retrieval]) -> list[list[Retrieval]]:
+    """Retrievals grouped by identical message: one block, all its lines, its rows once."""
+    groups: dict[tuple[str, str], list[Retrieval]] = {}
+    for r in retrievals:
+        groups.setdefault((r.diagnostic.symbol, r.diagnostic.message), []).append(r)
+    return list(groups.values())
+
+
 def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
-    """The context block for a prompt: each diagnostic, then what the graph says about it."""
+    """The context block for a prompt: each distinct diagnostic (identical messages collapsed
+    into one block with all their lines), then what the graph says about it. The budget is a
+    hard cap on the whole text (estimate_tokens, as everywhere): headers first, then cards in
+    turn across the diagnostics, best first; a card that does not fit is shortened (no source)
+    or left out, never cut."""
     if not retrievals:
         return ""
-    share = max(80, budget_tokens // len(retrievals))
-    blocks = []
-    for r in retrievals:
-        d = r.diagnostic
-        header = f"line {d.line}: {d.symbol} ({d.msg_id}): {d.message}"
-        parts, used = [header], estimate_tokens(header)
-        if r.local_context:
-            parts.append(r.local_context)
-            used += estimate_tokens(r.local_context)
-        rows = sorted(r.rows, key=lambda row: (_MATCH_ORDER.get(row.get("match") or "", 4), -(row.get("score") or 0)))
-        if rows:
-            parts.append("Project definitions that may fix it:")
-        for row in rows:
-            text = card(row)
-            cost = estimate_tokens(text)
-            if used + cost > share and row.get("source"):
-                text = card(row, with_source=False)
-                cost = estimate_tokens(text)
-            if used + cost > share:
+    blocks: list[dict] = []
+    for group in collapse(retrievals):
+        seen, rows = set(), []
+        for r in group:
+            for row in r.rows:
+                key = row.get("qualname") or id(row)
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(row)
+        rows.sort(key=lambda row: (_MATCH_ORDER.get(row.get("match") or "", 4), -(row.get("score") or 0)))
+        local = next((r.local_context for r in group if r.local_context), None)
+        blocks.append({"head": [_header(group), *([local] if local else [])], "rows": rows, "cards": []})
+
+    def text() -> str:
+        out = []
+        for b in blocks:
+            if b.get("dropped"):
                 continue
-            parts.append(text)
-            used += cost
-        blocks.append("\n".join(parts))
-    return "\n\n".join(blocks)
+            parts = list(b["head"])
+            if b["cards"]:
+                parts.append("Project definitions that may fix it:")
+                parts += b["cards"]
+            out.append("\n".join(parts))
+        return "\n\n".join(out)
+
+    for b in blocks:
+        b["dropped"] = True
+    for b in blocks:  # every diagnostic's header that fits, in order
+        b["dropped"] = False
+        if estimate_tokens(text()) > budget_tokens:
+            b["dropped"], b["rows"] = True, []
+    rank = 0
+    while any(rank < len(b["rows"]) for b in blocks):
+        for b in blocks:
+            if rank >= len(b["rows"]):
+                continue
+            row = b["rows"][rank]
+            for candidate in ((card(row), card(row, with_source=False)) if row.get("source") else (card(row),)):
+                b["cards"].append(candidate)
+                if estimate_tokens(text()) <= budget_tokens:
+                    break
+                b["cards"].pop()
+        rank += 1
+    return text()

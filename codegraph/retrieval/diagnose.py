@@ -73,7 +73,8 @@ def diagnose(
     try:
         candidate = Candidate.from_file(path)
         started = time.perf_counter()
-        diagnostics = keep_lines((linter or shared_linter()).lint(path, changed_modules), *lines)
+        diagnostics = keep_lines((linter or shared_linter()).lint(path, changed_modules), *lines,
+                                 known_import=retriever.known_import)
         lint_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         retrievals = retriever.retrieve_all(candidate, diagnostics)

@@ -165,6 +165,16 @@ class Retriever:
                            max_rows=self.limit, timeout_s=self._time_left())
         return result.columns, [dict(zip(result.columns, row)) for row in result.rows]
 
+    def known_import(self, d: Diagnostic) -> bool:
+        """import-error on a module the repository imports elsewhere (queries/known_import.sql)."""
+        m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
+        if not m:
+            return False
+        try:
+            return bool(self.run_template("known_import", {"module": m.group(1)})[1])
+        except QueryError:
+            return False
+
     def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic],
                      deadline: float | None = None) -> list[Retrieval]:
         self.deadline = deadline

@@ -90,16 +90,25 @@ def candidate_module(path: Path) -> str:
     return module_name(rel, packages)
 
 
-def keep_lines(diagnostics: Iterable[Diagnostic], first: int | None, last: int | None) -> list[Diagnostic]:
-    """Messages on the candidate's lines, its first and last line included.
+def keep_lines(diagnostics: Iterable[Diagnostic], first: int | None, last: int | None,
+               import_lines: Iterable[int] = (), known_import=None) -> list[Diagnostic]:
+    """The messages that are the candidate's doing; `diagnose` and `refine` both filter with this.
 
-    A message that starts before the span but ends inside it (a call spanning lines) is kept.
+    Kept: messages on the candidate's lines, its first and last included (one that starts before
+    the span but ends inside it, a call spanning lines, too); messages on the import lines the
+    candidate brought; a syntax error wherever it lands (a candidate can break the lines after
+    it, and a file that does not parse has no other message). Dropped: import-error on a module
+    the repository already imports elsewhere (`known_import(d)` says so): a dependency pylint
+    cannot see, not a hallucination.
     """
+    imports = set(import_lines)
     out = []
     for d in diagnostics:
-        if first is not None and max(d.line, d.end_line or d.line) < first:
+        inside = not ((first is not None and max(d.line, d.end_line or d.line) < first)
+                      or (last is not None and d.line > last))
+        if not (inside or d.line in imports or d.symbol == "syntax-error"):
             continue
-        if last is not None and d.line > last:
+        if known_import is not None and d.symbol == "import-error" and known_import(d):
             continue
         out.append(d)
     return out
