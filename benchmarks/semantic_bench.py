@@ -33,23 +33,24 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-def corpus(db_path: Path, skip: re.Pattern) -> tuple[list[str], list[str], list[str]]:
+def corpus(db_path: Path, skip: re.Pattern) -> tuple[list[str], list[str], list[str], list[tuple]]:
     con = duckdb.connect(str(db_path), read_only=True)
     rows = con.execute("""
         SELECT qualname, name, signature, docstring, source, path FROM members WHERE kind IN ('method', 'classmethod', 'staticmethod', 'property')
         UNION ALL SELECT qualname, name, signature, docstring, source, path FROM globals WHERE kind = 'function'
         ORDER BY 1""").fetchall()
     con.close()
-    names, texts, queries = [], [], []
+    names, texts, queries, fields = [], [], [], []
     for qualname, name, signature, docstring, source, path in rows:
         if skip.search(path):
             continue
         body = _strip_docstring(source or "", docstring) if docstring else (source or "")
         names.append(qualname)
         texts.append(f"{qualname} {signature or ''}\n{body}")
+        fields.append((name, qualname, signature or "", body))
         first = (docstring or "").strip().split("\n")[0].strip()
         queries.append(first if len(first.split()) >= 4 else "")
-    return names, texts, queries
+    return names, texts, queries, fields
 
 
 def tokens(text: str) -> list[str]:
@@ -61,12 +62,17 @@ def tokens(text: str) -> list[str]:
 
 
 class BM25:
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    """Plain BM25 over texts, or BM25F-like over fields (tuples of texts) with `weights`."""
+
+    def __init__(self, texts: list, k1: float = 1.2, b: float = 0.75, tokenize=tokens, weights=None) -> None:
+        self.k1, self.b, self.tokenize = k1, b, tokenize
+        self.postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
         self.lengths = np.zeros(len(texts), np.float32)
         for i, text in enumerate(texts):
-            counts = Counter(tokens(text))
+            counts: Counter = Counter()
+            for part, weight in (zip(text, weights) if weights else [(text, 1.0)]):
+                for term in tokenize(part):
+                    counts[term] += weight
             self.lengths[i] = sum(counts.values())
             for term, tf in counts.items():
                 self.postings[term].append((i, tf))
@@ -74,8 +80,11 @@ class BM25:
         self.n = len(texts)
 
     def top(self, query: str, k: int = 10) -> list[int]:
+        return list(np.argsort(-self.scores(query))[:k])
+
+    def scores(self, query: str) -> np.ndarray:
         scores = np.zeros(self.n, np.float32)
-        for term in set(tokens(query)):
+        for term in set(self.tokenize(query)):
             plist = self.postings.get(term)
             if not plist:
                 continue
@@ -84,7 +93,7 @@ class BM25:
             tf = np.fromiter((p[1] for p in plist), np.float32, len(plist))
             norm = self.k1 * (1 - self.b + self.b * self.lengths[idx] / self.avg)
             scores[idx] += idf * tf * (self.k1 + 1) / (tf + norm)
-        return list(np.argsort(-scores)[:k])
+        return scores
 
 
 def rank_metrics(rankings: list[list[int]], answers: list[int]) -> dict:
@@ -96,7 +105,7 @@ def rank_metrics(rankings: list[list[int]], answers: list[int]) -> dict:
     return {"mrr@10": round(float(np.mean(rr)), 3), "recall@10": round(hits / len(answers), 3)}
 
 
-def evaluate(names, texts, queries) -> dict:
+def evaluate(names, texts, queries, fields=None) -> dict:
     asked = [i for i, q in enumerate(queries) if q]
     out = {"documents": len(texts), "queries": len(asked)}
     model = HashingModel(512)
@@ -113,6 +122,23 @@ def evaluate(names, texts, queries) -> dict:
     bm25 = BM25(texts)
     rankings = [bm25.top(queries[i]) for i in asked]
     out["bm25"] = {**rank_metrics(rankings, asked), "index_s": round(time.perf_counter() - started, 2)}
+    # codegraph's search: BM25 over its own terms (identifiers split, plurals and -ing normalised)
+    # blended with the embedding as semantic.search.Weights does
+    from codegraph.semantic.search import Weights
+    from codegraph.semantic.texts import tokens as codegraph_tokens
+
+    ours = BM25(texts, tokenize=codegraph_tokens)
+    out["bm25 (codegraph terms)"] = rank_metrics([ours.top(queries[i]) for i in asked], asked)
+    if fields:  # weighted like the terms table: the name counts most (the docstring is the query here)
+        ours = BM25(fields, tokenize=codegraph_tokens, weights=(3.0, 1.0, 0.5, 0.3))
+        out["bm25 (codegraph terms, weighted fields)"] = rank_metrics([ours.top(queries[i]) for i in asked], asked)
+    weights, blended = Weights(), []  # with `ours` as weighted above
+    for row, i in enumerate(asked):
+        lexical = ours.scores(queries[i])
+        cosine = np.maximum(q[row] @ matrix.T, 0)
+        score = weights.bm25 * lexical / (lexical.max() or 1) + weights.vector * cosine / (cosine.max() or 1)
+        blended.append(list(np.argsort(-score)[:10]))
+    out["hybrid (codegraph search, no priors)"] = rank_metrics(blended, asked)
     out["_matrix"], out["_queries"] = matrix, q
     return out
 
@@ -153,8 +179,8 @@ def main() -> None:
             started = time.perf_counter()
             report = index_repository(roots[name], Path(scratch) / f"{name}.duckdb")
             index_s = time.perf_counter() - started
-            names, texts, queries = corpus(report.db_path, STDLIB_SKIP if name == "stdlib" else SDIST_SKIP)
-            result = evaluate(names, texts, queries)
+            names, texts, queries, fields = corpus(report.db_path, STDLIB_SKIP if name == "stdlib" else SDIST_SKIP)
+            result = evaluate(names, texts, queries, fields)
             mats.append((result.pop("_matrix"), result.pop("_queries")))
             result["index_with_embeddings_s"] = round(index_s, 2)
             results[name] = result

@@ -126,17 +126,20 @@ def stats(db_path, as_json_):
 @click.argument("query")
 @click.option("-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many results.")
 @db_option
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector"]), default="hybrid", show_default=True,
+              help="Words (BM25), meaning (the embedding), or both blended.")
 @click.option("--exact", is_flag=True, help="Scan the vectors in the table instead of the int8 cache (same answer, slower).")
 @click.option("--json", "as_json_", is_flag=True)
-def search(query, k, db_path, exact, as_json_):
-    """Definitions nearest a description, by embedding similarity."""
-    from .semantic.store import search as run
+def search(query, k, db_path, mode, exact, as_json_):
+    """Definitions that answer a plain-language question: BM25 and the embedding, blended, with
+    public code before private helpers and tests unless the question asks for them."""
+    from .semantic.search import search as run
 
     path = db.find_db(db_path)
     con = db.connect_readonly(path)
     try:
         db.check_schema(con, path)
-        hits = run(con, path, query, k, exact=exact)
+        hits = run(con, path, query, k, mode=mode, exact=exact)
     finally:
         con.close()
     if as_json_:

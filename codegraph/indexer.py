@@ -29,12 +29,13 @@ from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
                              write_vectors)
-from .semantic.texts import sparse_vectors
+from .semantic.texts import sparse_vectors, term_rows
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
 _RESOLVED_TABLES = ("imports", "calls", "inheritance")
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in _RESOLVED_TABLES}
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
+_TERM_TYPES = tuple(f.type for f in BY_NAME["terms"].arrow_schema())
 _PARALLEL_THRESHOLD = 24
 
 Progress = Callable[[str, int, int, str], None]  # (phase, done, total, detail)
@@ -85,6 +86,7 @@ class _Chunk:
     tables: dict[str, pa.Table]
     paths: list[str]
     vectors: tuple | None = None  # sparse term frequencies for the hashing embedder
+    terms: pa.Table | None = None  # BM25's rows for these files
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,8 +107,10 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
         for name, table_rows in result.rows.items():
             rows[name].extend(table_rows)
     vectors = sparse_vectors(rows, embed_dim) if embed_dim else None
+    terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows), _TERM_TYPES)],
+                                 schema=BY_NAME["terms"].arrow_schema())
     return _Chunk(file_rows, skips, {name: db.rows_to_arrow(_arrow_schemas()[name], r) for name, r in rows.items()},
-                  [f.path for f in items], vectors)
+                  [f.path for f in items], vectors, terms)
 
 
 def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
@@ -329,6 +333,14 @@ def _write_embeddings(con: duckdb.DuckDBPyConnection, model: HashingModel, spars
         write_vectors(con, ids[start:stop], file_ids[start:stop], model.finish(tf))
 
 
+def _term_stats(con: duckdb.DuckDBPyConnection) -> None:
+    """BM25's corpus statistics, kept in meta so a query need not scan the index for them."""
+    documents, average = con.execute(
+        "SELECT count(*), coalesce(avg(length), 0) FROM (SELECT id, any_value(length) AS length FROM terms GROUP BY id)"
+    ).fetchone()
+    db.set_meta(con, bm25_documents=documents, bm25_average_length=round(float(average), 4))
+
+
 def _prepare_folder(target: Path) -> None:
     """Create the database's folder; a .codegraph/ folder ignores itself for git."""
     fresh = not target.parent.exists()
@@ -407,8 +419,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             # DuckDB ingests the definitions on a second thread while this one resolves names.
             side = con.cursor()
             phase("resolving")
-            writer = _Background(lambda: [db.insert_arrow(side, name, tables[name])
-                                          for name in EXTRACTED if name not in _RESOLVED_TABLES])
+            terms = pa.concat_tables([c.terms for c in chunks]) if chunks else BY_NAME["terms"].arrow_schema().empty_table()
+            writer = _Background(lambda: [db.insert_arrow(side, name, table) for name, table in
+                                          [*((n, tables[n]) for n in EXTRACTED if n not in _RESOLVED_TABLES),
+                                           ("terms", terms)]])
             try:
                 resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
                 resolved = _resolve_tables(resolver, tables, {r.file_id: r.module for r in file_rows})
@@ -430,6 +444,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             _update_class_bases(con, resolver, tables["classes"])
             db.insert_rows(con, "files", file_rows)
             db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips])
+            _term_stats(con)
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
             report.timings["write"] = time.perf_counter() - t
@@ -578,13 +593,15 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         report.reresolved = len(affected)
         con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
                     {"ids": affected})
-        for name in (*EXTRACTED, "files", *(("embeddings",) if model else ())):
+        for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
             con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
         if model is not None:
             _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
         for name in EXTRACTED:
             if name not in _RESOLVED_TABLES:
                 db.insert_arrow(con, name, fresh[name])
+        for chunk in chunks:
+            db.insert_arrow(con, "terms", chunk.terms)
 
         # What the resolver needs from the rest of the repository.
         defs = con.execute("""
@@ -614,6 +631,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
         con.execute("DELETE FROM skipped_files")
         db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
+        _term_stats(con)
         db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         if model is not None:
             if progress:

@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-_PY_TYPES = {"BIGINT": int, "INTEGER": int, "VARCHAR": str, "BOOLEAN": bool, "DOUBLE": float,
+_PY_TYPES = {"BIGINT": int, "INTEGER": int, "VARCHAR": str, "BOOLEAN": bool, "DOUBLE": float, "FLOAT": float,
              "VARCHAR[]": list, "TIMESTAMP": str}
 _ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(),
-                "DOUBLE": pa.float64(), "VARCHAR[]": pa.list_(pa.string()), "TIMESTAMP": pa.timestamp("us")}
+                "DOUBLE": pa.float64(), "FLOAT": pa.float32(), "VARCHAR[]": pa.list_(pa.string()),
+                "TIMESTAMP": pa.timestamp("us")}
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,15 @@ TABLES: tuple[Table, ...] = (
         _c("base_text", "VARCHAR", "as written", True),
         _c("resolved_base", "VARCHAR", "class qualname, or builtins.X", stage="resolve"),
         _c("resolution", "VARCHAR", "how it resolved", stage="resolve"))),
+    Table("terms", "BM25's inverted index: the weighted terms of every definition (identifier parts and words of "
+          "its name, docstring, signature and owner), behind `codegraph search` and the fallback retrieval", (
+              _c("id", "BIGINT", "the symbol's id", True, "index"),
+              _c("file_id", "BIGINT", "the file", True, "index"),
+              _c("term", "VARCHAR", "a normalised term (lower case, identifiers split, plural stripped)", True,
+                 "index"),
+              _c("weight", "FLOAT", "its weighted count: 3 in the name, 1.5 in the docstring's first line, ...",
+                 True, "index"),
+              _c("length", "FLOAT", "the sum of the symbol's weights (BM25's document length)", True, "index"))),
     Table("embeddings", "one vector per definition (modules, classes, members, globals, nested functions), keyed by "
           "the symbol's `id`; created by `codegraph index` unless `--no-embed`. `meta` records `embedding_model`, "
           "`embedding_dim` and the model's IDF weights; vectors of two models never mix", (

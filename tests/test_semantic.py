@@ -11,7 +11,8 @@ import pytest
 from codegraph.db import connect_readonly, get_meta
 from codegraph.indexer import index_repository
 from codegraph.semantic.models import EmbeddingError, HashingModel, get_model
-from codegraph.semantic.store import VectorCache, check_model, exact_search, model_from_meta, search, vectors_path
+from codegraph.semantic.search import search
+from codegraph.semantic.store import VectorCache, check_model, exact_search, model_from_meta, vectors_path
 from openai_server import FakeOpenAI
 
 
@@ -62,8 +63,8 @@ def test_cached_and_exact_search_agree(indexed):
     _, db_path = indexed
     con = connect_readonly(db_path)
     for query in ("add an item to the cart", "apply a discount", "parse text into an item", "total price"):
-        fast = [h["qualname"] for h in search(con, db_path, query, 5)]
-        exact = [h["qualname"] for h in search(con, db_path, query, 5, exact=True)]
+        fast = [h["qualname"] for h in search(con, db_path, query, 5, mode="vector")]
+        exact = [h["qualname"] for h in search(con, db_path, query, 5, mode="vector", exact=True)]
         assert fast == exact, query
     con.close()
 
@@ -116,8 +117,10 @@ def test_index_without_embeddings(mini_repo, tmp_path):
     assert "embeddings" not in report.counts
     con = connect_readonly(report.db_path)
     with pytest.raises(EmbeddingError, match="no embeddings"):
-        search(con, report.db_path, "anything")
+        search(con, report.db_path, "anything", mode="vector")
+    words_only = search(con, report.db_path, "apply a discount to a price", 3)  # BM25 needs no vectors
     con.close()
+    assert words_only[0]["qualname"] == "shop.pricing.apply_discount"
 
 
 def test_openai_embeddings_batch_and_retry_against_a_local_server():
@@ -140,7 +143,7 @@ def test_openai_embeddings_give_up_with_a_clear_error():
 
 # -- issue 10, row 14: the vector cache is validated, rebuilt by index, written atomically ---------
 
-_SEARCH = ("import sys, json; from codegraph.db import connect_readonly; from codegraph.semantic.store import search; "
+_SEARCH = ("import sys, json; from codegraph.db import connect_readonly; from codegraph.semantic.search import search; "
            "con = connect_readonly(sys.argv[1]); print(json.dumps([h['qualname'] for h in search(con, sys.argv[1], "
            "'cost of a discount', 3)]))")
 

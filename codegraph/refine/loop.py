@@ -222,7 +222,7 @@ class Refiner:
         ending the run: the context is then smaller, and the failure is in the notes."""
         rows: list[dict] = []
         try:
-            from ..semantic.store import search
+            from ..semantic.search import search
 
             rows = search(self.retriever.con, self.db_path, query, k)
         except CodegraphError as exc:  # no embeddings, or another model: lexical only

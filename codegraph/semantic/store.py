@@ -282,26 +282,3 @@ def cached_search(con: duckdb.DuckDBPyConnection, cache: VectorCache, vector: np
     scores = matrix @ vector.astype(np.float32)
     top = np.argsort(-scores)[:k]
     return [Hit(int(ids[i]), float(scores[i])) for i in top]
-
-
-def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: int = 10, *,
-           exact: bool = False, model: EmbeddingModel | None = None) -> list[dict]:
-    """Nearest definitions. Reads only: the int8 cache that `codegraph index` keeps when it is
-    current, else exact search over the table (slower, same answer)."""
-    meta = get_meta(con)
-    stored = model_from_meta(meta)
-    if model is not None:
-        check_model(meta, model)
-    model = model or stored
-    vector = model.embed([query])[0]
-    cache = None if exact else VectorCache.read(vectors_path(db_path), token=meta.get("vectors_token") or "-")
-    hits = cached_search(con, cache, vector, k) if cache is not None else exact_search(con, vector, k)
-    if not hits:
-        return []
-    scores = {h.id: h.score for h in hits}
-    rows = con.execute("""SELECT id, kind, qualname, signature, path, start_line, docstring FROM symbols
-                          WHERE id IN (SELECT unnest($ids::BIGINT[]))""", {"ids": list(scores)}).fetchall()
-    out = [{"qualname": r[2], "kind": r[1], "signature": r[3], "path": r[4], "start_line": r[5],
-            "docstring": (r[6] or "").strip().split("\n")[0] or None, "score": round(scores[r[0]], 4), "id": r[0]}
-           for r in rows]
-    return sorted(out, key=lambda r: (-r["score"], r["qualname"]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Iterator
 
 import numpy as np
@@ -62,3 +64,99 @@ def sparse_vectors(tables: dict[str, list[tuple]], dim: int, include_docstrings:
     return (np.asarray(ids, np.int64), np.asarray(file_ids, np.int64), np.asarray(indptr, np.int64),
             np.concatenate(all_indices) if all_indices else np.zeros(0, np.int32),
             np.concatenate(all_values) if all_values else np.zeros(0, np.float32))
+
+
+# -- terms for BM25 --------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+STOPWORDS = frozenset("""
+a an the and or not of to in on at by for from with without into onto over under as is are was were be been
+being it its this that these those there their them they we you your our can could should would may might
+must will shall do does did done has have had having if then else when which who whom whose what where how
+why all any each every some no nor only own same so than too very just also but such about against between
+through during before after above below up down out off again further once here both few more most other
+self cls none true false return returns def class import lambda pass yield raise try except finally
+while args kwargs param params value values object str int bool float list dict tuple type obj
+""".split())
+
+
+def normalise(word: str) -> str:
+    """Lower case, then a light stem: -ing, plurals and a final e go, so `paths` and `path`,
+    `echoing` and `echo`, `pricing` and `price`, `modules` and `module` are one term each
+    (`string` and `code` stay: their stems would be too short)."""
+    word = word.lower()
+    if len(word) > 6 and word.endswith("ing"):
+        stem = word[:-3]
+        if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            stem = stem[:-1]
+        return stem
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
+    return word
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_terms(word: str) -> tuple[str, ...]:
+    parts = [p for chunk in word.split("_") for p in _PART.findall(chunk)]
+    out = [normalise(p) for p in parts if len(p) > 1]
+    whole = normalise(word.replace("_", ""))
+    if len(parts) > 1 and len(whole) > 2:
+        out.append(whole)  # `urlparse` and `url_parse` meet `urlparse`
+    return tuple(t for t in out if t not in STOPWORDS and not t.isdigit())
+
+
+def tokens(text: str) -> list[str]:
+    """Terms of free text or code: identifiers split (snake_case, CamelCase), normalised."""
+    out: list[str] = []
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text or ""):
+        out.extend(_word_terms(word))
+    return out
+
+
+def term_weights(table: str, row) -> dict[str, float]:
+    """A definition's terms, weighted by where they occur: its own name counts most, then its
+    docstring's first line, the rest of the docstring, its signature, its owner's name."""
+    get = lambda name: getattr(row, name, None)  # noqa: E731
+    weights: dict[str, float] = {}
+
+    def add(text: str | None, weight: float) -> None:
+        for term in tokens(text or ""):
+            weights[term] = weights.get(term, 0.0) + weight
+
+    add(get("name"), 3.0)
+    doc = (get("docstring") or "").strip()
+    if doc:
+        first, _, rest = doc.partition("\n")
+        add(first, 1.5)
+        add(rest[:2000], 0.5)
+    add(get("signature"), 0.5)
+    add(get("annotation"), 0.5)
+    if table == "members":
+        add((get("class_qualname") or "").rpartition(".")[2], 1.0)
+    add((get("module") or get("qualname") or "").rpartition(".")[2], 0.5)
+    return weights
+
+
+def term_rows(tables: dict[str, list[tuple]]) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
+    """Columns of the `terms` table for every definition in extract rows."""
+    ids, file_ids, terms, weights, lengths = [], [], [], [], []
+    for table in ("modules", "classes", "members", "globals", "nested_functions"):
+        for row in tables.get(table, ()):
+            found = term_weights(table, row)
+            if not found:
+                continue
+            length = sum(found.values())
+            for term, weight in found.items():
+                ids.append(row.id)
+                file_ids.append(row.file_id)
+                terms.append(term)
+                weights.append(weight)
+                lengths.append(length)
+    return ids, file_ids, terms, weights, lengths
