@@ -152,6 +152,47 @@ def search(query, k, db_path, mode, exact, as_json_):
 
 
 @main.command()
+@click.option("--task", "task_path", type=click.Path(dir_okay=False), help="Take the target and description from a task file.")
+@click.option("--file", "target_file", help="The file the code goes into, relative to the repository.")
+@click.option("--symbol", help="What is written: `name` or `Class.method`.")
+@click.option("--description", help="What the code must do.")
+@click.option("--signature", help="The signature, if known, e.g. \"(self, key: str) -> bytes\".")
+@click.option("--budget", type=click.IntRange(50), default=2000, show_default=True, help="Token budget (a hard cap).")
+@click.option("--keep-target", is_flag=True, help="Use the target's own body if it exists (by default it is left out).")
+@db_option
+@click.option("--json", "as_json_", is_flag=True)
+def context(task_path, target_file, symbol, description, signature, budget, keep_target, db_path, as_json_):
+    """The context code for a task will most likely need, before anything is written: the
+    enclosing class, the module's names, definitions that answer the description and the
+    target's graph neighbours, each with the reason it was chosen."""
+    from .retrieval.task_context import task_context
+
+    start = None
+    if task_path:
+        from .refine.task import TaskError, load_task
+
+        try:
+            task = load_task(task_path)
+        except TaskError as exc:
+            raise click.UsageError(str(exc)) from None
+        target_file, symbol = target_file or task.target_file, symbol or task.symbol
+        description, start = description or task.description, task.repo
+    missing = [name for name, value in (("--file", target_file), ("--symbol", symbol), ("--description", description))
+               if not value]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)} (or give --task TASK.json)")
+    path = db.find_db(db_path, start=start)
+    result = task_context(path, description, target_file, symbol, signature=signature, budget_tokens=budget,
+                          exclude_target=not keep_target)
+    if as_json_:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    click.echo(result.text)
+    click.echo(f"\n({result.tokens} tokens of {budget}, {len(result.items)} definitions, {result.elapsed_ms:.0f} ms)",
+               err=True)
+
+
+@main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
 @click.option("--lines", "line_spec", metavar="A-B", help="Keep only diagnostics on these lines (the candidate).")

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import duckdb
+
 from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..extract import _PARSER
@@ -48,9 +50,10 @@ MODE_SWITCHES = {
     "naive-rag": dict(initial_context=True, lint_feedback=False, structural=False, by_generation=False, tests=False, iterate=False),
     "repocoder": dict(initial_context=True, lint_feedback=False, structural=False, by_generation=True, tests=False, iterate=True),
     "reflexion": dict(initial_context=False, lint_feedback=True, structural=False, by_generation=False, tests=True, iterate=True),
-    "cocogen": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True),
+    "cocogen": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True,
+                    task_context=True),
     "rrr": dict(initial_context=True, lint_feedback=True, structural=True, by_generation=False, tests=True, iterate=True,
-                class_tools=True),
+                class_tools=True, task_context=True),
 }
 
 SYSTEM = ("You write Python code inside an existing repository. Answer with one ```python block that "
@@ -238,6 +241,19 @@ class Refiner:
             rows += [r for r in lexical if r["qualname"] not in seen]
         return rows[:k]
 
+    def _task_context(self, budget: int = 2000) -> str:
+        """What the code will most likely need (retrieval/task_context.py); the naive-rag and
+        repocoder baselines keep their papers' retrieval instead."""
+        from ..retrieval.task_context import task_context
+
+        try:
+            found = task_context(self.db_path, self.task.description, self.task.target_file, self.task.symbol,
+                                 budget_tokens=budget, con=self.retriever.con)
+        except (CodegraphError, duckdb.Error) as exc:
+            self.notes.append(f"task context: {exc}")
+            return self._cards(self._search(self.task.description))
+        return found.text
+
     def _cards(self, rows: list[dict], budget: int = 900) -> str:
         out, used = [], 0
         for row in rows:
@@ -341,7 +357,9 @@ class Refiner:
         limits = self.task.limits
         stop, tests_passed = "iterations", None
         context = ""
-        if self.switches["initial_context"]:
+        if self.switches.get("task_context") and not offline:
+            context = self._task_context()
+        elif self.switches["initial_context"]:
             context = self._cards(self._search(self.task.description))
         if self.switches.get("class_tools"):
             context = "\n".join(filter(None, [self._class_info(self.task.description), context]))

@@ -1,0 +1,127 @@
+"""Task-level context (issue 13, row 1): what code about to be written needs, before any answer."""
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from codegraph.cli import main
+from codegraph.indexer import index_repository
+from codegraph.llm import estimate_tokens
+from codegraph.retrieval.task_context import task_context
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
+DESCRIPTION = ("Summarize a cart in one line: the number of items, then the total net price after the discount "
+               "`rate`, formatted with two decimals.")
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("ctx") / "shop"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
+    return index_repository(repo, jobs=1).db_path
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("bank")
+    pkg = repo / "bank"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ledger.py").write_text(textwrap.dedent('''
+        """Accounts and their ledger."""
+
+
+        def audit_entry(amount):
+            """Check an entry before it is booked."""
+            return amount != 0
+
+
+        def only_the_target_uses_me(amount):
+            """A helper nothing but Account.deposit calls."""
+            return amount
+
+
+        class Base:
+            def __secret(self):
+                """Name-mangled: a subclass cannot reach it."""
+
+            def _protected(self):
+                """Reachable from subclasses."""
+
+
+        class Account(Base):
+            """A bank account."""
+
+            def __init__(self, owner):
+                self.owner = owner
+                self.balance = 0
+
+            def __own(self):
+                """Private, but the class's own: reachable."""
+
+            def deposit(self, amount):
+                """Add money to the account."""
+                only_the_target_uses_me(amount)
+                self.balance += amount
+
+            def withdraw(self, amount):
+                """Take money out."""
+                audit_entry(amount)
+                self.balance -= amount
+    '''))
+    return index_repository(repo, jobs=1).db_path
+
+
+def test_the_example_task_gets_what_the_solution_uses(shop):
+    found = task_context(shop, DESCRIPTION, "shop/report.py", "summarize", signature="(cart: Cart, rate: float = 0.1) -> str")
+    names = found.qualnames()
+    assert {"shop.pricing.apply_discount", "shop.pricing.round_money", "shop.models.Cart.count",
+            "shop.models.Cart.items"} <= names
+    assert "shop.report.summarize" not in names
+    assert "# The module shop.report" in found.text and "# Classes the task names" in found.text
+    assert all(item.reasons for item in found.items)
+    assert "answers the description" in found.text and "member of Cart, which the task names" in found.text
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 2000])
+def test_the_budget_is_a_hard_cap(shop, budget):
+    found = task_context(shop, DESCRIPTION, "shop/report.py", "summarize", budget_tokens=budget)
+    assert estimate_tokens(found.text) <= budget and found.tokens <= budget
+
+
+def test_the_enclosing_class_is_listed_without_unreachable_private_members(bank):
+    found = task_context(bank, "Take money out of the account after checking it.", "bank/ledger.py",
+                         "Account.withdraw")
+    names = found.qualnames()
+    assert {"bank.ledger.Account.deposit", "bank.ledger.Account.balance", "bank.ledger.Account.owner",
+            "bank.ledger.Account.__own", "bank.ledger.Base._protected"} <= names
+    assert "bank.ledger.Base.__secret" not in names
+    assert "bank.ledger.Account.withdraw" not in names
+    assert "inherited from bank.ledger.Base" in found.text
+
+
+def test_the_targets_own_body_is_left_out_unless_kept(bank):
+    description = "Add money."
+    left_out = task_context(bank, description, "bank/ledger.py", "Account.deposit")
+    kept = task_context(bank, description, "bank/ledger.py", "Account.deposit", exclude_target=False)
+    reasons = {i.qualname: i.reasons for i in left_out.items}
+    assert not any("called" in r for r in reasons.get("bank.ledger.only_the_target_uses_me", []))
+    kept_reasons = {i.qualname: i.reasons for i in kept.items}
+    assert any("called 1x by the code beside the target" in r for r in kept_reasons["bank.ledger.only_the_target_uses_me"])
+
+
+def test_cli_context_from_a_task_file_and_as_json(shop):
+    repo = shop.parent.parent
+    runner = CliRunner()
+    result = runner.invoke(main, ["context", "--task", str(repo / "task.json"), "--db", str(shop), "--budget", "500"])
+    assert result.exit_code == 0, result.output
+    assert "shop.pricing.apply_discount" in result.output
+    as_json = json.loads(runner.invoke(main, ["context", "--task", str(repo / "task.json"), "--db", str(shop),
+                                              "--json"]).output)
+    assert as_json["target"] == "shop.report.summarize" and as_json["tokens"] <= 2000
+    missing = runner.invoke(main, ["context", "--db", str(shop), "--file", "shop/report.py"])
+    assert missing.exit_code == 2 and "--symbol" in missing.output
