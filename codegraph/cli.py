@@ -309,13 +309,21 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolat
 
 @main.command()
 @click.option("--markdown", is_flag=True, help="The table as docs/rules.md shows it.")
-def rules(markdown):
+@click.option("--uncovered", is_flag=True, help="Only the pylint error messages no rule covers.")
+def rules(markdown, uncovered):
     """The rule table: which pylint message runs which SQL template."""
     from .retrieval.lint import CATEGORIES
-    from .retrieval.rules import RULES, rules_markdown
+    from .retrieval.rules import RULES, rules_markdown, uncovered as not_covered
 
     if markdown:
         click.echo(rules_markdown().rstrip("\n"))
+        return
+    if uncovered:
+        missing = not_covered()
+        for msgid, symbol in missing:
+            click.echo(f"{msgid} {symbol}")
+        if not missing:
+            click.echo("every pylint error message about code has a rule", err=True)
         return
     for rule in RULES:
         template = rule.template or "(local)"

@@ -87,8 +87,12 @@ SAMPLE_PARAMS = {
     "lexical": {"terms": ["discount", "apply"]},
     "named_definitions": {"name": "add", "module": "shop.pricing"},
     "known_import": {"module": "shop.models"},
+    "class_members": {"owner": "shop.models.Cart", "name": "add"},
+    "subclasses": {"name": "shop.models.Base"},
+    "exception_classes": {"name": "ShopError"},
 }
 NOT_RETRIEVAL = {"known_import"}  # used by refine to judge a diagnostic, not to build context
+NO_ROWS_HERE = {"exception_classes"}  # the fixture has no exception classes: see test_new_rules_...
 
 
 def test_every_template_has_sample_parameters():
@@ -99,7 +103,7 @@ def test_every_template_has_sample_parameters():
 @pytest.mark.parametrize("template", sorted(SAMPLE_PARAMS))
 def test_every_template_runs_on_the_fixture_database(retriever, template):
     columns, rows = retriever.run_template(template, SAMPLE_PARAMS[template])
-    assert rows, template
+    assert rows or template in NO_ROWS_HERE, template
     if template not in NOT_RETRIEVAL:
         assert {"qualname", "kind", "signature", "import_line", "score", "match"} <= set(columns)
 
@@ -114,7 +118,7 @@ def test_did_you_mean_ranks_the_near_miss_first(retriever):
 def test_llm_fallback_retries_with_the_error_then_succeeds(repo, retriever):
     path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
     cand = Candidate.from_file(path)
-    d = Diagnostic("no-self-argument", "E0213", 'Method "fill" should have "self" as first argument', 7, 4)
+    d = Diagnostic("plugin-message", "E9901", "A message from a pylint plugin no rule covers", 7, 4)
     model = ScriptedModel(["DROP TABLE calls",
                            "Here you go:\n```sql\nSELECT qualname, nonsense FROM members\n```",
                            "```sql\nSELECT qualname, kind, signature FROM members_of('Cart') WHERE name = 'add'\n```"])
@@ -134,7 +138,7 @@ def test_llm_fallback_retries_with_the_error_then_succeeds(repo, retriever):
 def test_llm_that_never_gets_it_right_falls_back_to_lexical(repo, retriever):
     path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
     cand = Candidate.from_file(path)
-    d = Diagnostic("no-self-argument", "E0213", 'Method "describe" should have "self"', 8, 4)
+    d = Diagnostic("plugin-message", "E9901", "A message from a pylint plugin about describe", 8, 4)
     retriever.model = ScriptedModel(["SELECT * FROM class_name WHERE class_name IS NULL"] * 3)
     try:
         result = retriever.retrieve(cand, d)
@@ -331,3 +335,105 @@ def test_diagnose_drops_imports_the_repository_already_makes(mini_repo):
     with Linter() as linter:
         report = diagnose(cand, linter=linter)
     assert [r.diagnostic.message for r in report.retrievals] == ["Unable to import 'nor_is_this_one'"]
+
+
+# -- issue 13, row 3: rules for the messages models commonly trigger -------------------------------
+
+_STORE = '''"""A store with errors and abstract bases."""
+import abc
+
+
+class ShopError(Exception):
+    """Anything that goes wrong in the shop."""
+
+
+class OutOfStock(ShopError):
+    """The item is not available."""
+
+
+class Store(abc.ABC):
+    @abc.abstractmethod
+    def stock(self, item):
+        """How many are left."""
+
+
+class Warehouse(Store):
+    def stock(self, item):
+        return 1
+
+
+class Shelf:
+    def __init__(self):
+        self.rows = []
+
+    def items(self):
+        return list(self.rows)
+
+    def count(self):
+        return len(self.rows)
+'''
+
+_CANDIDATE = '''from store.core import Shelf, Store, OutOfStock
+
+
+class TallShelf(Shelf):
+    def total(value):
+        return value
+
+
+def check():
+    shelf = Shelf()
+    shelf.items.pop()
+    raise OutOfStok("gone")
+
+
+def make():
+    return Store()
+
+
+def guard(x):
+    try:
+        return x()
+    except Shelf:
+        return None
+'''
+
+
+@pytest.fixture(scope="module")
+def store_repo(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("store")
+    (repo / "store").mkdir()
+    (repo / "store" / "__init__.py").write_text("")
+    (repo / "store" / "core.py").write_text(_STORE)
+    index_repository(repo, jobs=1)
+    return repo
+
+
+@pytest.mark.parametrize("symbol,template,top", [
+    ("no-self-argument", "class_members", None),
+    ("no-member", "named_definitions", "store.core.Shelf.items"),  # `shelf` is a local: resolved by name
+    ("abstract-class-instantiated", "subclasses", "store.core.Warehouse"),
+    ("catching-non-exception", "exception_classes", None),
+])
+def test_new_rules_find_what_fixes_the_message(store_repo, symbol, template, top):
+    cand = store_repo / "store" / "cand.py"
+    cand.write_text(_CANDIDATE)
+    with Linter() as linter, Retriever(store_repo / ".codegraph" / "graph.duckdb") as retriever:
+        report = diagnose(cand, retriever=retriever, linter=linter)
+    hits = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
+    assert hits, [r.diagnostic.symbol for r in report.retrievals]
+    hit = hits[0]
+    assert hit.source == "rule" and hit.rule == template, (hit.source, hit.rule, hit.attempts)
+    if top:
+        assert hit.rows[0]["qualname"] == top
+    if symbol == "catching-non-exception":
+        assert {r["qualname"] for r in hit.rows} == {"store.core.ShopError", "store.core.OutOfStock"}
+
+
+def test_every_pylint_error_about_code_has_a_rule():
+    from codegraph.retrieval.rules import NOT_ABOUT_CODE, RULES, pylint_error_symbols, uncovered
+
+    assert uncovered() == []
+    symbols = pylint_error_symbols()
+    assert len(symbols) > 100 and set(NOT_ABOUT_CODE) <= set(symbols)
+    assert {r.symbol for r in RULES} <= set(symbols)  # no rule for a message pylint does not have

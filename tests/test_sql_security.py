@@ -156,7 +156,7 @@ def test_hostile_llm_answers_through_the_retriever_leave_the_database_alone(mini
     cand_path = tmp_path / "cand.py"
     cand_path.write_text("def f(x):\n    return x\n")
     cand = Candidate.from_file(cand_path, module="cand")
-    d = Diagnostic("no-self-argument", "E0213", "Method should have self", 1, 0)
+    d = Diagnostic("plugin-message", "E9901", "A message from a pylint plugin no rule covers", 1, 0)
     answers = [f"```sql\n{sql}\n```" for sql in HOSTILE[:3]]
     with Retriever(mini_db, model=ScriptedModel(answers), llm_retries=2) as retriever:
         result = retriever.retrieve(cand, d)
