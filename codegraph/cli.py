@@ -223,7 +223,7 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
     for r in report.retrievals:
         d = r.diagnostic
         click.echo(f"{d.path or report.path}:{d.line}:{d.column}: {d.msg_id} {d.symbol} [{d.category}] {d.message}")
-        origin = {"rule": f"rule {r.rule}", "llm": "LLM-written SQL", "lexical": "lexical search",
+        origin = {"rule": f"rule {r.rule}", "llm": "LLM-written SQL", "hybrid": "hybrid search", "lexical": "lexical search",
                   "local": "the candidate's own lines", "none": "nothing found"}[r.source]
         click.echo(f"  via {origin}" + (f" with {json.dumps(r.params, default=str)}" if r.params else ""))
         for row in r.rows:

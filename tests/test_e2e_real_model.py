@@ -31,7 +31,7 @@ def test_loop_survives_a_real_small_model(tmp_path):
     assert result.prompt_tokens > 0
     for it in result.iterations:
         for r in it.retrievals:
-            assert r["source"] in {"rule", "llm", "lexical", "local", "none"}
+            assert r["source"] in {"rule", "llm", "hybrid", "local", "none"}
             for attempt in r["attempts"]:
                 assert attempt["error"] is None or attempt["error"]  # rejected with a reason, or ran
     (tmp_path / "trace.json").write_text(json.dumps(result.to_dict(), default=str))

@@ -80,7 +80,7 @@ SAMPLE_PARAMS = {
     "import_error": {"module": "shop.modls", "last": "modls"},
     "names_in_module_like": {"module": "shop.models", "name": "Itme"},
     "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": []},
-    "undefined_name": {"name": "Cart", "module": "run"},
+    "undefined_name": {"name": "Cart", "module": "run", "owner": ""},
     "callee": {"qualname": "shop.pricing.total"},
     "definition": {"qualname": "shop.models.Item.TAX"},
     "same_name_in_scope": {"scope": "shop.models.Cart", "name": "add"},
@@ -135,7 +135,7 @@ def test_llm_fallback_retries_with_the_error_then_succeeds(repo, retriever):
     assert "nonsense" in model.calls[2][-1]["content"]  # the error went back to the model
 
 
-def test_llm_that_never_gets_it_right_falls_back_to_lexical(repo, retriever):
+def test_llm_that_never_gets_it_right_falls_back_to_hybrid_search(repo, retriever):
     path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
     cand = Candidate.from_file(path)
     d = Diagnostic("plugin-message", "E9901", "A message from a pylint plugin about describe", 8, 4)
@@ -145,7 +145,7 @@ def test_llm_that_never_gets_it_right_falls_back_to_lexical(repo, retriever):
     finally:
         retriever.model = None
     assert len(result.attempts) == 3 and all(a["error"] for a in result.attempts)
-    assert result.source == "lexical" and result.rows
+    assert result.source == "hybrid" and result.rows and all(r.get("reason") for r in result.rows)
 
 
 def test_keep_lines_includes_the_last_line_and_spanning_messages():
@@ -268,12 +268,13 @@ def test_a_broken_template_or_a_timeout_falls_back_and_is_recorded(repo, linter,
         monkeypatch.setattr(fresh, "_template", lambda name: "SELECT broken FROM nowhere" if name ==
                             "names_in_module_like" else real(name))
         result = fresh.retrieve(Candidate.from_file(path), diagnostics[0])
-        assert result.source == "lexical" and result.rows
+        assert result.source == "hybrid" and result.rows and all(r.get("reason") for r in result.rows)
         assert result.attempts[0]["rule"] == "names_in_module_like" and result.attempts[0]["error"]
         monkeypatch.setattr(fresh, "_template", real)
         monkeypatch.setattr(engine, "run_query", _always_times_out)
         result = fresh.retrieve(Candidate.from_file(path), diagnostics[0])
-        assert result.source == "none" and all("time limit" in a["error"] for a in result.attempts)
+        assert result.attempts and all("time limit" in a["error"] for a in result.attempts)
+        assert result.source == "hybrid" and result.rows  # the search still answered
 
 
 def _always_times_out(*args, **kwargs):

@@ -1,10 +1,15 @@
--- undefined-variable: where $name is defined at top level (with the import to use), names of
--- the candidate's own module that are near it, and near-miss top-level names anywhere.
--- $name, $module (the candidate's module), $limit
+-- undefined-variable: where $name is defined at top level (with the import to use), a member of
+-- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
+-- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
+-- and near-miss top-level names anywhere.
+-- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $limit
 WITH top AS (
     SELECT qualname, kind, name, signature, docstring, path, start_line, module
     FROM symbols
     WHERE kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
+), imported AS (
+    SELECT DISTINCT bound_name, resolved_qualname AS module FROM imports
+    WHERE module = $module AND scope_qualname = $module AND NOT is_star AND resolution = 'module'
 )
 SELECT * FROM (
     SELECT qualname, kind, name, signature, docstring, path, start_line,
@@ -14,6 +19,14 @@ SELECT * FROM (
                - 0.0001 * length(module) AS score,
            'exact' AS match
     FROM top WHERE name = $name
+    UNION ALL
+    SELECT qualname, kind, name, signature, docstring, path, start_line,
+           'self.' || name || '  (a member of ' || class || ')', 1.005, 'exact'
+    FROM members_of($owner) WHERE class = $owner AND name = $name AND kind NOT IN ('classmethod', 'staticmethod')
+    UNION ALL
+    SELECT t.qualname, t.kind, t.name, t.signature, t.docstring, t.path, t.start_line,
+           imported.bound_name || '.' || t.name || '  (' || imported.bound_name || ' is already imported)', 0.99, 'exact'
+    FROM top t JOIN imported ON t.module = imported.module WHERE t.name = $name
     UNION ALL
     SELECT coalesce(resolved_qualname, target), 'import', bound_name, NULL, NULL, path, line,
            'from ' || module || ' import ' || bound_name, 0.98, 'exact'
@@ -28,6 +41,12 @@ SELECT * FROM (
            CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END,
            jaro_winkler_similarity(lower(name), lower($name)) - 0.05 * (module <> $module)::INT, 'fuzzy'
     FROM top WHERE name <> $name AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+    UNION ALL
+    SELECT qualname, kind, name, signature, docstring, path, start_line,
+           'self.' || name || '  (a member of ' || class || ')',
+           jaro_winkler_similarity(lower(name), lower($name)) - 0.02, 'fuzzy'
+    FROM members_of($owner) WHERE class = $owner AND name <> $name
+      AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
 )
 ORDER BY score DESC, qualname
 LIMIT $limit;

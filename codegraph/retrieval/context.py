@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..llm import estimate_tokens
 from .engine import Retrieval
 
-_MATCH_ORDER = {"exact": 0, "fuzzy": 1, "lexical": 2, "semantic": 3}
+_MATCH_ORDER = {"exact": 0, "fuzzy": 1, "scope": 2, "lexical": 3, "hybrid": 3, "semantic": 4}
+_CARDS = 5  # a scope's rows past these are listed compactly on one line
 _CALLABLE = {"function", "method", "classmethod", "staticmethod", "property", "nested_function"}
 
 
@@ -50,6 +51,8 @@ def card(row: dict, with_source: bool = True) -> str:
         lines.append("    parameters: " + ", ".join(row["parameters"]))
     if row.get("import_line"):
         lines.append(f"    import with: {row['import_line']}")
+    if row.get("reason"):
+        lines.append(f"    (found by {row['reason']})")
     if with_source and row.get("source"):
         lines += ["    " + s for s in str(row["source"]).splitlines()]
     return "\n".join(lines)
@@ -87,9 +90,15 @@ def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
                 if key not in seen:
                     seen.add(key)
                     rows.append(row)
-        rows.sort(key=lambda row: (_MATCH_ORDER.get(row.get("match") or "", 4), -(row.get("score") or 0)))
+        # the retrieval's own order (a scope is already ranked); exact matches first across merged groups
+        rows.sort(key=lambda row: row.get("match") != "exact")
         local = next((r.local_context for r in group if r.local_context), None)
-        blocks.append({"head": [_header(group), *([local] if local else [])], "rows": rows, "cards": []})
+        tail = rows[_CARDS:]
+        summary = "Also in scope: " + ", ".join(
+            f"{row.get('name') or (row.get('qualname') or '').rpartition('.')[2]}{row.get('signature') or ''}"
+            for row in tail) if tail else None
+        blocks.append({"head": [_header(group), *([local] if local else [])], "rows": rows[:_CARDS], "cards": [],
+                       "summary": summary})
 
     def text() -> str:
         out = []
@@ -100,6 +109,8 @@ def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
             if b["cards"]:
                 parts.append("Project definitions that may fix it:")
                 parts += b["cards"]
+            if b.get("with_summary"):
+                parts.append(b["summary"])
             out.append("\n".join(parts))
         return "\n\n".join(out)
 
@@ -121,4 +132,9 @@ def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
                     break
                 b["cards"].pop()
         rank += 1
+    for b in blocks:  # the rest of a scope, one line, where it fits
+        if b.get("summary") and not b.get("dropped"):
+            b["with_summary"] = True
+            if estimate_tokens(text()) > budget_tokens:
+                b["with_summary"] = False
     return text()

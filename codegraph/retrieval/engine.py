@@ -38,7 +38,7 @@ def query_terms(*texts: str, limit: int = 12) -> list[str]:
 @dataclass
 class Retrieval:
     diagnostic: Diagnostic
-    source: str  # rule | llm | lexical | local | none
+    source: str  # rule | llm | hybrid | local | none
     rule: str | None = None
     sql: str | None = None
     params: dict = field(default_factory=dict)
@@ -54,6 +54,11 @@ class Retrieval:
         data["diagnostic"] = self.diagnostic.to_dict()
         return data
 
+
+# Templates that return a scope (a class's members, a module's names): more rows, ranked by rank().
+SCOPE_TEMPLATES = frozenset({"members_like", "names_in_module_like", "undefined_name", "class_members",
+                             "named_definitions", "import_error"})
+SCOPE_LIMIT = 40
 
 LLM_SYSTEM = """You write one DuckDB SELECT statement over a code-graph database of a Python repository.
 Return only the SQL, in a ```sql block. Read-only: no files, no settings, one statement.
@@ -117,6 +122,8 @@ class Retriever:
         self.llm_retries = llm_retries
         self.timeout_s = timeout_s
         self.deadline: float | None = None
+        self.description: str | None = None
+        self._embedder = None
         self._schema: Schema | None = None
         self._templates: dict[str, str] = {}
         self._worker: QueryWorker | None = None
@@ -161,9 +168,54 @@ class Retriever:
         return min(self.timeout_s, left)
 
     def run_template(self, name: str, params: dict) -> tuple[list[str], list[dict]]:
-        result = run_query(self.con, self._template(name), {**params, "limit": self.limit},
-                           max_rows=self.limit, timeout_s=self._time_left())
+        limit = SCOPE_LIMIT if name in SCOPE_TEMPLATES else self.limit
+        result = run_query(self.con, self._template(name), {**params, "limit": limit},
+                           max_rows=limit, timeout_s=self._time_left())
         return result.columns, [dict(zip(result.columns, row)) for row in result.rows]
+
+    # -- ranking inside a scope ----------------------------------------------------------------------
+    def _model(self):
+        if self._embedder is None:
+            from ..db import get_meta
+            from ..semantic.store import model_from_meta
+
+            meta = get_meta(self.con)
+            self._embedder = model_from_meta(meta) if meta.get("embedding_model", "").startswith("hash") else False
+        return self._embedder or None
+
+    def rank(self, rows: list[dict], d: Diagnostic, candidate: Candidate) -> list[dict]:
+        """A scope's rows (a class's members, a module's names) by a blend: spelling (the SQL's
+        score), the meaning of the offending line and the task next to each row's text (the
+        embedding), and graph proximity (the candidate's own class and module first)."""
+        if len(rows) < 2:
+            return rows
+        line = candidate.lines[d.line - 1] if 0 < d.line <= len(candidate.lines) else ""
+        meaning = self._meaning(rows, f"{d.message} {line} {self.description or ''}")
+        klass = candidate.enclosing_class(d.line) or ""
+        for row, similar in zip(rows, meaning):
+            qualname = row.get("qualname") or ""
+            near = 1.0 if (klass and qualname.startswith(klass + ".")) or qualname.startswith(candidate.module + ".") \
+                else 0.5 if row.get("defined_in") else 0.0
+            spelling = float(row.get("score") or 0)
+            row["rank"] = round(0.55 * min(spelling, 1.0) + 0.3 * similar + 0.15 * near, 4)
+        exact = [r for r in rows if r.get("match") == "exact"]
+        rest = sorted((r for r in rows if r.get("match") != "exact"), key=lambda r: -r["rank"])
+        return exact + rest
+
+    def _meaning(self, rows: list[dict], text: str) -> list[float]:
+        model = self._model()
+        qualnames = [r.get("qualname") for r in rows]
+        if model is None:
+            return [0.0] * len(rows)
+        found = dict(self.con.execute("""
+            SELECT s.qualname, e.vector FROM symbols s JOIN embeddings e USING (id)
+            WHERE list_contains($q, s.qualname)""", {"q": [q for q in qualnames if q]}).fetchall())
+        import numpy as np
+
+        query = model.embed([text])[0]
+        scores = [float(np.dot(query, np.asarray(found[q], np.float32))) if q in found else 0.0 for q in qualnames]
+        top = max(scores, default=0.0) or 1.0
+        return [max(0.0, s) / top for s in scores]
 
     def known_import(self, d: Diagnostic) -> bool:
         """import-error on a module the repository imports elsewhere (queries/known_import.sql)."""
@@ -176,12 +228,13 @@ class Retriever:
             return False
 
     def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic],
-                     deadline: float | None = None) -> list[Retrieval]:
-        self.deadline = deadline
+                     deadline: float | None = None, description: str | None = None) -> list[Retrieval]:
+        """Every diagnostic's retrieval; `description` (the task's) helps rank what a scope offers."""
+        self.deadline, self.description = deadline, description
         try:
             return [self.retrieve(candidate, d) for d in diagnostics]
         finally:
-            self.deadline = None
+            self.deadline = self.description = None
 
     def retrieve(self, candidate: Candidate, diagnostic: Diagnostic) -> Retrieval:
         started = time.perf_counter()
@@ -209,6 +262,8 @@ class Retriever:
                 attempts.append({"rule": rule.template, "params": params, "error": str(exc)})
                 continue
             if rows:
+                if rule.template in SCOPE_TEMPLATES:
+                    rows = self.rank(rows, d, candidate)
                 return Retrieval(d, "rule", rule.template, self._template(rule.template), params, columns, rows,
                                  attempts)
             attempts.append({"rule": rule.template, "params": params, "error": None, "rows": 0})
@@ -256,14 +311,32 @@ class Retriever:
         return Retrieval(d, "none", attempts=attempts)
 
     def _lexical(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
+        """The last resort: hybrid search (BM25 and the embedding, public code first) over the
+        message's names, the offending line and the task, nudged towards the candidate's module
+        and what it imports; each row says why it came."""
         line = candidate.lines[d.line - 1] if 0 < d.line <= len(candidate.lines) else ""
-        terms = query_terms(d.message, line)
-        if not terms:
+        quoted = " ".join(re.findall(r"'([^']+)'", d.message))
+        query = " ".join(filter(None, [quoted, line.strip(), self.description]))
+        if not query_terms(query):
             return Retrieval(d, "none")
+        from ..semantic.search import search
+
         try:
-            columns, rows = self.run_template("lexical", {"terms": terms})
-        except QueryError as exc:
-            return Retrieval(d, "none", "lexical", self._template("lexical"), {"terms": terms},
-                             attempts=[{"rule": "lexical", "error": str(exc)}], error=str(exc))
-        return Retrieval(d, "lexical" if rows else "none", "lexical", self._template("lexical"),
-                         {"terms": terms}, columns, rows)
+            hits = search(self.con, self.db_path, query, 3 * self.limit)
+        except (CodegraphError, duckdb.Error) as exc:
+            return Retrieval(d, "none", "hybrid", attempts=[{"rule": "hybrid", "error": str(exc)}], error=str(exc))
+        imported = {r[0] for r in self.con.execute(
+            "SELECT DISTINCT resolved_module FROM imports WHERE module = $m AND resolved_module IS NOT NULL",
+            {"m": candidate.module}).fetchall()}
+        rows = []
+        for hit in hits:
+            module = hit["qualname"].rpartition(".")[0]
+            near = module == candidate.module or module in imported or \
+                any(hit["qualname"].startswith(m + ".") for m in imported | {candidate.module})
+            name = hit["qualname"].rpartition(".")[2]
+            rows.append({**hit, "name": name, "score": round(hit["score"] * (1.2 if near else 1.0), 4),
+                         "match": "hybrid", "import_line": None,
+                         "reason": f"search: {hit['why']}" + ("; in or imported by the candidate's module" if near else "")})
+        rows.sort(key=lambda r: -r["score"])
+        return Retrieval(d, "hybrid" if rows else "none", "hybrid", None, {"query": query}, list(rows[0]) if rows else [],
+                         rows[: self.limit])
