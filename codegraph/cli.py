@@ -47,9 +47,14 @@ db_option = click.option(
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
+@click.option("--no-libraries", is_flag=True,
+              help="Leave out the standard library and packages the repository imports (layer stdlib / site).")
+@click.option("--python", "python", type=click.Path(exists=True, dir_okay=False),
+              help="The interpreter whose standard library and packages are indexed (a project's own virtualenv). "
+                   "Default: the one running codegraph.")
 @click.option("--json", "as_json_", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def index(repo, db_path, full, jobs, max_file_size, no_embed, as_json_, quiet):
+def index(repo, db_path, full, jobs, max_file_size, no_embed, no_libraries, python, as_json_, quiet):
     """Build or update the code graph of REPO."""
     from .indexer import index_repository
 
@@ -73,7 +78,8 @@ def index(repo, db_path, full, jobs, max_file_size, no_embed, as_json_, quiet):
 
     try:
         report = index_repository(repo, db_path, jobs=jobs, max_file_size=max_file_size, full=full,
-                                  embed=not no_embed, progress=progress if show else None)
+                                  embed=not no_embed, progress=progress if show else None,
+                                  libraries=not no_libraries, python=python)
     finally:
         if state["bar"] is not None:
             state["bar"].render_finish()

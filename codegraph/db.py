@@ -91,17 +91,19 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     if not data.num_rows:
         return 0
     con.register("_codegraph_batch", data)
+    name = ".".join(f'"{part}"' for part in table.split("."))  # `library.classes`: the library layer
     try:
-        con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _codegraph_batch')
+        con.execute(f'INSERT INTO {name} BY NAME SELECT * FROM _codegraph_batch')
     finally:
         con.unregister("_codegraph_batch")
     return data.num_rows
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> int:
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], schema_name: str | None = None) -> int:
     """Rows of a table's row type (schema.BY_NAME[table].row), inserted through Arrow."""
     declared = schema.BY_NAME[table]
-    return insert_arrow(con, table, rows_to_arrow(declared.arrow_schema(*_row_stages(declared)), rows))
+    target = f"{schema_name}.{table}" if schema_name else table
+    return insert_arrow(con, target, rows_to_arrow(declared.arrow_schema(*_row_stages(declared)), rows))
 
 
 def _row_stages(table: schema.Table) -> tuple[str, ...]:
@@ -328,9 +330,17 @@ TABLES = schema.GRAPH_TABLES
 
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    return {t.name: con.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0]
-            for t in schema.TABLES if t.name != "meta" and t.name in present}
+    """Rows per table of the repository's own code; `library_files` counts the standard library
+    and package files indexed beside it (the `library` schema)."""
+    present = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    counts = {t.name: con.execute(f'SELECT count(*) FROM main."{t.name}"').fetchone()[0]
+              for t in schema.TABLES if t.name != "meta" and t.name in present}
+    try:
+        counts["library_files"] = con.execute(f"SELECT count(*) FROM {schema.LIBRARY_SCHEMA}.files").fetchone()[0]
+    except duckdb.Error:
+        pass
+    return counts
 
 
 def query_database(path: Path | str, sql: str, params: dict[str, Any] | None = None, *,

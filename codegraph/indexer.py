@@ -6,8 +6,9 @@ one transaction. Either way a crash leaves the previous database as it was.
 
 from __future__ import annotations
 
-import hashlib
 import functools
+import hashlib
+import json
 import multiprocessing
 import os
 import threading
@@ -20,11 +21,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from . import __version__, db
+from . import __version__, db, library
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
+from .library import Finder
 from .errors import RepositoryError, SchemaMismatch
 from .extract import FileFacts, UndecodableSource, extract
-from .schema import BY_NAME, DEFINITIONS, EXTRACTED
+from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA
 from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
@@ -58,6 +60,7 @@ class IndexReport:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     vectors: dict = field(default_factory=dict)  # what happened to the vector cache
+    library_files: int = 0  # standard library and package files indexed (layer stdlib or site)
 
 
 def _extract_one(item: tuple[str, str, str, bool]) -> FileFacts | Skip:
@@ -95,7 +98,12 @@ def _arrow_schemas() -> dict[str, pa.Schema]:
     return {name: BY_NAME[name].arrow_schema("extract") for name in EXTRACTED}
 
 
-def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
+_LAYERED = frozenset(name for name in EXTRACTED if "layer" in BY_NAME[name].names())
+
+
+def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "project") -> _Chunk:
+    """Parse files; library files (another layer) are not embedded nor put in the search index:
+    they are there to be looked up, not searched."""
     rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
     file_rows, skips = [], []
     for f in items:
@@ -103,18 +111,21 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0) -> _Chunk:
         if isinstance(result, Skip):
             skips.append(result)
             continue
-        file_rows.append(_file_row(f, result))
+        file_rows.append(_file_row(f, result)._replace(layer=layer))
         for name, table_rows in result.rows.items():
+            if layer != "project" and name in _LAYERED:
+                table_rows = [r._replace(layer=layer) for r in table_rows]
             rows[name].extend(table_rows)
-    vectors = sparse_vectors(rows, embed_dim) if embed_dim else None
-    terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows), _TERM_TYPES)],
+    project = layer == "project"
+    vectors = sparse_vectors(rows, embed_dim) if embed_dim and project else None
+    terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows if project else {}), _TERM_TYPES)],
                                  schema=BY_NAME["terms"].arrow_schema())
     return _Chunk(file_rows, skips, {name: db.rows_to_arrow(_arrow_schemas()[name], r) for name, r in rows.items()},
                   [f.path for f in items], vectors, terms)
 
 
 def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
-                    embed_dim: int = 0) -> Iterator[_Chunk]:
+                    embed_dim: int = 0, layer: str = "project") -> Iterator[_Chunk]:
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
@@ -128,14 +139,15 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
         else:
             method = "forkserver" if "forkserver" in methods else "spawn"
         pool = multiprocessing.get_context(method).Pool(jobs)
-        iterator: Iterable[_Chunk] = pool.imap_unordered(functools.partial(_extract_chunk, embed_dim=embed_dim), chunks)
+        work = functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer)
+        iterator: Iterable[_Chunk] = pool.imap_unordered(work, chunks)
     else:
-        iterator = map(functools.partial(_extract_chunk, embed_dim=embed_dim), chunks)
+        iterator = map(functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer), chunks)
     try:
         for chunk in iterator:
             done += len(chunk.paths)
             if progress:
-                progress("parsing", done, total, chunk.paths[-1])
+                progress("parsing" if layer == "project" else "libraries", done, total, chunk.paths[-1])
             yield chunk
     finally:
         if pool is not None:
@@ -158,8 +170,9 @@ def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
     return [table.column(n).to_pylist() for n in names]
 
 
-def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str, str]]:
+    """(qualname, kind, layer) of every definition in extracted tables."""
+    out: list[tuple[str, str, str]] = []
     fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
     for name in DEFINITIONS:
         table = tables[name]
@@ -167,7 +180,7 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
             continue
         qualnames = table.column("qualname").to_pylist()
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
-        out.extend(zip(qualnames, kinds))
+        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist()))
     return out
 
 
@@ -175,11 +188,14 @@ _IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "i
 _BASE_KEY = ("class_qualname", "module", "position", "base_text")
 
 
-def _build_resolver(defs: Iterable[tuple[str, str]], imports: pa.Table, inheritance: pa.Table) -> Resolver:
+def _build_resolver(defs: Iterable[tuple[str, str, str]], imports: pa.Table, inheritance: pa.Table) -> Resolver:
     definitions: dict[str, str] = {}
-    for qualname, kind in defs:
-        definitions.setdefault(qualname, kind)
-    return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)))
+    libraries: set[str] = set()
+    for qualname, kind, layer in defs:
+        if definitions.setdefault(qualname, kind) == kind and layer != "project":
+            libraries.add(qualname)
+    return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)),
+                    libraries)
 
 
 def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str]) -> dict[str, pa.Table]:
@@ -212,13 +228,16 @@ def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: 
     _update_class_bases(con, resolver, classes)
 
 
-def _update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table) -> None:
+def _update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table,
+                        table: str = "classes") -> None:
     ids, qualnames = _columns(classes, ("id", "qualname"))
+    if not ids:
+        return
     bases = pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
         [[b for b, _ in resolver.resolved_bases(q)] for q in qualnames], pa.list_(pa.string()))})
     con.register("_class_bases", bases)
     try:
-        con.execute("UPDATE classes SET base_qualnames = b.base_qualnames FROM _class_bases b WHERE classes.id = b.id")
+        con.execute(f"UPDATE {table} SET base_qualnames = b.base_qualnames FROM _class_bases b WHERE {table}.id = b.id")
     finally:
         con.unregister("_class_bases")
 
@@ -261,7 +280,7 @@ def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
 
 
 def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
-    out = {("def", q, k, None) for q, k in _definitions(tables)}
+    out = {("def", q, k, None) for q, k, _layer in _definitions(tables)}
     imports = tables["imports"]
     for module, scope, bound, target, imported in zip(*_columns(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
@@ -288,9 +307,13 @@ def index_repository(
     full: bool = False,
     embed: bool = True,
     progress: Progress | None = None,
+    libraries: bool = True,
+    python: str | None = None,
 ) -> IndexReport:
     """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
-    from the offline hashing model (only new or changed ones on an update)."""
+    from the offline hashing model (only new or changed ones on an update). With `libraries`,
+    the standard library and installed packages the repository imports are indexed too, as the
+    interpreter `python` (default: this one) finds them, with layer stdlib or site."""
     started = time.perf_counter()
     root = Path(repo).resolve()
     if not root.is_dir():
@@ -310,14 +333,15 @@ def index_repository(
 
     if target.exists():
         _refuse_foreign(target)
+    finder = Finder(python) if libraries else None
     if target.exists() and not full:
         try:
-            _update(root, target, found, jobs, progress, report, embed)
+            _update(root, target, found, jobs, progress, report, embed, finder)
             report.elapsed_s = time.perf_counter() - started
             return report
         except SchemaMismatch:
             pass  # an older schema, another root or other settings: rebuild it from scratch below
-    _full_build(root, target, found, jobs, progress, report, embed)
+    _full_build(root, target, found, jobs, progress, report, embed, finder)
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -390,8 +414,74 @@ def _remove_abandoned_builds(target: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
+class _Rebuild(SchemaMismatch):
+    """An update cannot follow this change (the library layer moved): build afresh."""
+
+
+def _library_changed(meta: dict[str, str], state: list[tuple]) -> bool:
+    """Has a library file the database holds changed on disk (an upgrade, an uninstall)?"""
+    roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
+             "<site>": json.loads(meta.get("library_site") or "[]")}
+    for path, size, mtime in state:
+        prefix, _, rest = path.partition("/")
+        for root in roots.get(prefix, []):
+            try:
+                st = os.stat(os.path.join(root, rest))
+            except OSError:
+                continue
+            if st.st_size != size or st.st_mtime_ns != mtime:
+                return True
+            break
+        else:
+            return True  # gone
+    return False
+
+
+def _external_imports(project_modules: set[str], chunks: list[_Chunk]) -> set[str]:
+    """Dotted names the chunks import from outside the repository (`from a import b` gives a and
+    a.b: b may be a submodule)."""
+    tops = {m.split(".")[0] for m in project_modules}
+    names = set()
+    for chunk in chunks:
+        for module, name, star in zip(*_columns(chunk.tables["imports"], ("imported_module", "name", "is_star"))):
+            if not module or module.startswith(".") or module.split(".")[0] in tops:
+                continue
+            names.add(module)
+            if name and not star:
+                names.add(f"{module}.{name}")
+    return names
+
+
+def _library_chunks(project_modules: set[str], direct: list[str], finder: Finder, jobs: int,
+                    progress: Progress | None) -> list[_Chunk]:
+    """The library layer: the modules the repository imports from the standard library and its
+    installed packages, and what those import in turn, up to library.MAX_DEPTH and MAX_FILES."""
+    seen_names: set[str] = set()
+    seen_paths: set[str] = set()
+    out: list[_Chunk] = []
+    frontier = set(direct)
+    for _depth in range(library.MAX_DEPTH + 1):
+        todo = sorted(library.candidates(frontier) - seen_names)
+        seen_names.update(todo)
+        if not todo or len(seen_paths) >= library.MAX_FILES:
+            break
+        found = [(f, layer) for f, layer in library.library_files(finder.locate(todo), finder)
+                 if f.path not in seen_paths][: library.MAX_FILES - len(seen_paths)]
+        seen_paths.update(f.path for f, _ in found)
+        new: list[_Chunk] = []
+        for layer in ("stdlib", "site"):
+            batch = [f for f, where in found if where == layer]
+            if batch:
+                new.extend(_extract_chunks(batch, jobs, progress, 0, layer))
+        out.extend(new)
+        frontier = _external_imports(project_modules, new)
+    for chunk in out:  # a library file that does not parse is not the user's problem
+        chunk.skips = []
+    return out
+
+
 def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-                embed: bool = True) -> None:
+                embed: bool = True, finder: Finder | None = None) -> None:
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}
@@ -404,8 +494,20 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
         file_rows.extend(chunk.file_rows)
     report.timings["extract"] = time.perf_counter() - t
     report.parsed = len(file_rows)
+    direct: list[str] = []
+    lib_chunks: list[_Chunk] = []
+    if finder is not None:
+        t = time.perf_counter()
+        project_modules = {f.module for f in found.files}
+        direct = sorted(_external_imports(project_modules, chunks))
+        lib_chunks = _library_chunks(project_modules, direct, finder, jobs, progress)
+        report.library_files = sum(len(c.file_rows) for c in lib_chunks)
+        report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
+    lib_tables = {name: _concat(name, [c.tables[name] for c in lib_chunks]) for name in EXTRACTED}
+    lib_files = [row for c in lib_chunks for row in c.file_rows]
+    modules = {r.file_id: r.module for r in [*file_rows, *lib_files]}
 
     def phase(name: str) -> None:
         if progress:
@@ -422,10 +524,16 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             terms = pa.concat_tables([c.terms for c in chunks]) if chunks else BY_NAME["terms"].arrow_schema().empty_table()
             writer = _Background(lambda: [db.insert_arrow(side, name, table) for name, table in
                                           [*((n, tables[n]) for n in EXTRACTED if n not in _RESOLVED_TABLES),
+                                           *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED
+                                             if n not in _RESOLVED_TABLES),
                                            ("terms", terms)]])
             try:
-                resolver = _build_resolver(_definitions(tables), tables["imports"], tables["inheritance"])
-                resolved = _resolve_tables(resolver, tables, {r.file_id: r.module for r in file_rows})
+                resolver = _build_resolver(
+                    [*_definitions(tables), *_definitions(lib_tables)],
+                    _concat("imports", [tables["imports"], lib_tables["imports"]]),
+                    _concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]))
+                resolved = _resolve_tables(resolver, tables, modules)
+                lib_resolved = _resolve_tables(resolver, lib_tables, modules)
                 if embed:
                     sparse = merge_sparse([c.vectors for c in chunks])
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
@@ -441,9 +549,15 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             phase("writing")
             for name, table in resolved.items():
                 db.insert_arrow(con, name, table)
+            for name, table in lib_resolved.items():
+                db.insert_arrow(con, f"{LIBRARY_SCHEMA}.{name}", table)
             _update_class_bases(con, resolver, tables["classes"])
+            _update_class_bases(con, resolver, lib_tables["classes"], f"{LIBRARY_SCHEMA}.classes")
             db.insert_rows(con, "files", file_rows)
+            db.insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips])
+            if finder is not None:
+                db.set_meta(con, **library.meta(finder), library_imports=json.dumps(direct))
             _term_stats(con)
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
@@ -473,7 +587,7 @@ def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
 
 
 def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-            embed: bool = True) -> None:
+            embed: bool = True, finder: Finder | None = None) -> None:
     report.mode = "update"
     # Read what the database holds, then let go of it while the workers parse: forking a process
     # that holds a DuckDB connection (and its threads) is not safe.
@@ -486,9 +600,16 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             raise SchemaMismatch(f"{target} was built by codegraph {meta.get('tool_version')}")
         if embed != bool(meta.get("embedding_model")):
             raise SchemaMismatch(f"{target} was built {'without' if embed else 'with'} embeddings")
+        if (finder is None) != (not meta.get("library_python")) or \
+                (finder is not None and meta.get("library_python") != finder.identity()):
+            raise SchemaMismatch(f"{target} was built with other library settings")
         model = model_from_meta(meta) if embed else None
         old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
-               con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files").fetchall()}
+               con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files WHERE layer = 'project'"
+                           ).fetchall()}
+        library_state = con.execute(f"SELECT path, size, mtime_ns FROM {LIBRARY_SCHEMA}.files").fetchall()
+        old_project_imports = con.execute("""SELECT f.path, i.imported_module, i.name, i.is_star FROM imports i
+                                             JOIN files f USING (file_id) WHERE f.layer = 'project'""").fetchall()
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
                      con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
     finally:
@@ -523,6 +644,8 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         (p, r) for p, (r, *_rest) in old_skips.items())
     report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
     report.deleted = len(deleted)
+    if finder is not None and _library_changed(meta, library_state):
+        raise _Rebuild("a library the repository imports changed on disk")
     if not to_parse and not deleted and not touched and not skips_changed:
         report.mode = "unchanged"
         con = db.connect_writable(target)
@@ -541,6 +664,18 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]
     skips_now.extend(s for c in chunks for s in c.skips)
+    if finder is not None:
+        project_modules = {f.module for f in found.files}
+        tops = {m.split(".")[0] for m in project_modules}
+        kept_imports, gone_paths = set(), set(gone)
+        for path, module, name, star in old_project_imports:
+            if path in gone_paths or not module or module.startswith(".") or module.split(".")[0] in tops:
+                continue
+            kept_imports.add(module)
+            if name and not star:
+                kept_imports.add(f"{module}.{name}")
+        if sorted(kept_imports | _external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
+            raise _Rebuild("the repository imports other libraries now")
     fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
     report.parsed = len(file_rows)
     if progress:
@@ -605,25 +740,25 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
 
         # What the resolver needs from the rest of the repository.
         defs = con.execute("""
-            SELECT qualname, 'module' FROM modules UNION ALL SELECT qualname, 'class' FROM classes
-            UNION ALL SELECT qualname, kind FROM members UNION ALL SELECT qualname, kind FROM globals
-            UNION ALL SELECT qualname, 'nested_function' FROM nested_functions""").fetchall()
+            SELECT qualname, 'module', layer FROM all_modules UNION ALL SELECT qualname, 'class', layer FROM all_classes
+            UNION ALL SELECT qualname, kind, layer FROM all_members UNION ALL SELECT qualname, kind, layer FROM all_globals
+            UNION ALL SELECT qualname, 'nested_function', layer FROM all_nested_functions""").fetchall()
         where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
         def fetch(name: str, clause: str = "") -> pa.Table:
-            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
-            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
+            cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
+            return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
 
         resolver = _build_resolver(
             defs,
-            _concat("imports", [fetch("imports"), fresh["imports"]]),
-            _concat("inheritance", [fetch("inheritance"), fresh["inheritance"]]),
+            _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
+            _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
         )
         redo = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _RESOLVED_TABLES}
         for name in _RESOLVED_TABLES:
             con.execute(f'DELETE FROM "{name}" {where}')
         classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
-        modules = dict(con.execute("SELECT file_id, module FROM files").fetchall())
+        modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
         modules.update({r.file_id: r.module for r in file_rows})
         _write_resolved(con, resolver, redo, classes, modules)
         db.insert_rows(con, "files", file_rows)

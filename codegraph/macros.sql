@@ -2,7 +2,7 @@
 -- from there). The schema version is a hash of both, so editing this file rebuilds older
 -- databases instead of misreading them.
 
--- One row per definition: "where is X defined" is one query.
+-- One row per definition of the repository: "where is X defined" is one query.
 CREATE VIEW symbols AS
     SELECT id, 'module' AS kind, name, qualname, qualname AS module, NULL::VARCHAR AS class_qualname,
            path, start_line, end_line, NULL::VARCHAR AS signature, docstring, file_id
@@ -24,6 +24,31 @@ CREATE VIEW symbols AS
            signature, docstring, file_id
     FROM nested_functions;
 
+-- The same, with the library layer (the standard library and the packages the repository
+-- imports, in the `library` schema) and a `layer` column: project | stdlib | site.
+CREATE VIEW all_symbols AS
+    SELECT id, 'module' AS kind, name, qualname, qualname AS module, NULL::VARCHAR AS class_qualname,
+           path, start_line, end_line, NULL::VARCHAR AS signature, docstring, file_id, layer
+    FROM all_modules
+    UNION ALL
+    SELECT id, 'class', name, qualname, module, NULL, path, start_line, end_line,
+           '(' || array_to_string(bases, ', ') || ')', docstring, file_id, layer
+    FROM all_classes
+    UNION ALL
+    SELECT id, kind, name, qualname, module, class_qualname, path, start_line, end_line,
+           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id,
+           layer
+    FROM all_members
+    UNION ALL
+    SELECT id, kind, name, qualname, module, NULL, path, start_line, end_line,
+           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id,
+           layer
+    FROM all_globals
+    UNION ALL
+    SELECT id, 'nested_function', name, qualname, module, NULL, path, start_line, end_line,
+           signature, docstring, file_id, layer
+    FROM all_nested_functions;
+
 -- CodeQL-style vocabulary, stored in the file so the plain duckdb shell has it too.
 
 -- Classes named cls (simple or qualified name) and every class they inherit from, in method
@@ -31,29 +56,30 @@ CREATE VIEW symbols AS
 -- (which matches C3 on the usual diamonds). mro_position 0 is the class itself.
 CREATE MACRO ancestors_of(cls) AS TABLE
     WITH RECURSIVE walk(start_qualname, class_qualname, depth, trail, path_key) AS (
-        SELECT qualname, qualname, 0, [qualname], []::INTEGER[] FROM classes WHERE qualname = cls OR name = cls
+        SELECT qualname, qualname, 0, [qualname], []::INTEGER[] FROM all_classes WHERE qualname = cls OR name = cls
         UNION ALL
         SELECT w.start_qualname, i.resolved_base, w.depth + 1, list_append(w.trail, i.resolved_base),
                list_append(w.path_key, i.position)
-        FROM walk w JOIN inheritance i ON i.class_qualname = w.class_qualname
+        FROM walk w JOIN all_inheritance i ON i.class_qualname = w.class_qualname
         WHERE i.resolved_base IS NOT NULL AND NOT list_contains(w.trail, i.resolved_base) AND w.depth < 64
     )
     SELECT start_qualname, class_qualname, min(depth) AS depth,
            row_number() OVER (PARTITION BY start_qualname ORDER BY max(path_key)) - 1 AS mro_position
     FROM walk GROUP BY start_qualname, class_qualname ORDER BY start_qualname, mro_position;
 
--- Members of a class, inherited ones included; an override hides what it overrides.
+-- Members of a class, inherited ones included (from library classes too); an override hides
+-- what it overrides.
 CREATE MACRO members_of(cls) AS TABLE
     SELECT a.start_qualname AS class, m.name, m.kind, m.signature, m.class_qualname AS defined_in,
            a.mro_position, m.qualname, m.annotation, m.value, m.docstring, m.path, m.start_line
-    FROM ancestors_of(cls) a JOIN members m ON m.class_qualname = a.class_qualname
+    FROM ancestors_of(cls) a JOIN all_members m ON m.class_qualname = a.class_qualname
     QUALIFY row_number() OVER (PARTITION BY a.start_qualname, m.name ORDER BY a.mro_position) = 1
     ORDER BY class, mro_position, m.start_line;
 
 -- Classes deriving from cls, directly or not.
 CREATE MACRO subclasses_of(cls) AS TABLE
     WITH RECURSIVE walk(class_qualname, depth, trail) AS (
-        SELECT qualname, 0, [qualname] FROM classes WHERE qualname = cls OR name = cls
+        SELECT qualname, 0, [qualname] FROM all_classes WHERE qualname = cls OR name = cls
         UNION ALL
         SELECT i.class_qualname, w.depth + 1, list_append(w.trail, i.class_qualname)
         FROM walk w JOIN inheritance i ON i.resolved_base = w.class_qualname
@@ -63,10 +89,11 @@ CREATE MACRO subclasses_of(cls) AS TABLE
     FROM walk w JOIN classes c ON c.qualname = w.class_qualname
     WHERE w.depth > 0 GROUP BY ALL ORDER BY depth, c.qualname;
 
--- The names a module defines at top level, and the names it imports.
+-- The names a module defines at top level, and the names it imports (any layer: a standard
+-- library module's names too).
 CREATE MACRO names_in_module(mod) AS TABLE
     SELECT name, kind, qualname, signature, start_line, 'defined' AS origin
-    FROM symbols WHERE module = mod AND kind IN ('class', 'function', 'variable')
+    FROM all_symbols WHERE module = mod AND kind IN ('class', 'function', 'variable')
       AND qualname = mod || '.' || name
     UNION ALL
     SELECT bound_name, 'import', coalesce(resolved_qualname, target), NULL, line, 'imported'
@@ -77,13 +104,14 @@ CREATE MACRO definitions_named(sym) AS TABLE
     SELECT kind, name, qualname, module, class_qualname, signature, path, start_line, end_line, docstring
     FROM symbols WHERE name = sym ORDER BY qualname;
 
--- Signature, docstring and parameter names of a qualified name.
+-- Signature, docstring and parameter names of a qualified name (any layer).
 CREATE MACRO signature_of(qn) AS TABLE
     SELECT s.kind, s.qualname, s.signature, s.docstring, s.path, s.start_line,
-           (SELECT list(p.name ORDER BY p.position) FROM parameters p WHERE p.owner_id = s.id) AS parameters
-    FROM symbols s WHERE s.qualname = qn;
+           (SELECT list(p.name ORDER BY p.position) FROM all_parameters p WHERE p.owner_id = s.id) AS parameters,
+           s.layer
+    FROM all_symbols s WHERE s.qualname = qn;
 
--- Calls whose callee resolved to this qualified name, with where they are.
+-- Calls in the repository whose callee resolved to this qualified name, with where they are.
 CREATE MACRO callers_of(qn) AS TABLE
     SELECT c.caller_qualname, c.callee_text, f.path, c.line, c.col, c.resolution
     FROM calls c JOIN files f USING (file_id) WHERE c.resolved_callee = qn ORDER BY f.path, c.line;
@@ -93,17 +121,21 @@ CREATE MACRO callees_of(qn) AS TABLE
     SELECT callee_text, resolved_callee, resolution, line, col
     FROM calls WHERE caller_qualname = qn ORDER BY line, col;
 
--- Where a name can be imported from: its defining module, and modules that re-export it.
+-- Where a name can be imported from: its defining module, and modules that re-export it; the
+-- repository's own first, then the standard library and imported packages (`layer`).
 CREATE MACRO import_candidates(sym) AS TABLE
     SELECT * FROM (
-        SELECT 'from ' || module || ' import ' || name AS import_line, qualname, kind, module, 'definition' AS via
-        FROM symbols
+        SELECT 'from ' || module || ' import ' || name AS import_line, qualname, kind, module, 'definition' AS via,
+               layer
+        FROM all_symbols
         WHERE name = sym AND kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
         UNION ALL
-        SELECT 'from ' || module || ' import ' || bound_name, resolved_qualname, 'import', module, 're-export'
-        FROM imports
-        WHERE bound_name = sym AND scope_qualname = module AND resolved_qualname IS NOT NULL AND NOT is_star
+        SELECT 'from ' || i.module || ' import ' || i.bound_name, i.resolved_qualname, 'import', i.module, 're-export',
+               f.layer
+        FROM all_imports i JOIN all_files f USING (file_id)
+        WHERE i.bound_name = sym AND i.scope_qualname = i.module AND i.resolved_qualname IS NOT NULL AND NOT i.is_star
+          AND (f.layer = 'project' OR NOT starts_with(i.module, '_'))
         UNION ALL
-        SELECT 'import ' || qualname, qualname, 'module', qualname, 'module'
-        FROM modules WHERE name = sym
-    ) ORDER BY via = 're-export', length(import_line), import_line;
+        SELECT 'import ' || qualname, qualname, 'module', qualname, 'module', layer
+        FROM all_modules WHERE name = sym
+    ) ORDER BY layer <> 'project', via = 're-export', length(import_line), import_line;

@@ -36,11 +36,14 @@ class Resolver:
         defs: dict[str, str],
         imports: Iterable[tuple],
         bases: Iterable[tuple],
+        libraries: set[str] | frozenset = frozenset(),
     ) -> None:
         """defs: qualname -> kind for every definition (modules, classes, members, globals,
         nested functions). imports: (module, scope_qualname, bound_name, target, is_star,
-        imported_module). bases: (class_qualname, module, position, base_text)."""
+        imported_module). bases: (class_qualname, module, position, base_text). libraries: the
+        definitions of the library layer: a call that ends there resolves as 'library'."""
         self.defs = defs
+        self.libraries = libraries
         self.module_bindings: dict[str, str] = {}
         self.scope_bindings: dict[str, dict[str, str]] = defaultdict(dict)
         self.star_sources: dict[str, list[str]] = defaultdict(list)
@@ -201,7 +204,10 @@ class Resolver:
         key = (text, caller)
         found = self._calls.get(key)
         if found is None:
-            found = self._calls[key] = self._resolve_call(text, module, caller)
+            found = self._resolve_call(text, module, caller)
+            if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
+                found = (found[0], "library")
+            self._calls[key] = found
         return found
 
     def _resolve_call(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:

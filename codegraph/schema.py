@@ -24,6 +24,9 @@ _ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.strin
                 "TIMESTAMP": pa.timestamp("us")}
 
 
+_NO_DEFAULT = object()
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -31,6 +34,7 @@ class Column:
     meaning: str
     required: bool = False  # NOT NULL
     stage: str = "extract"
+    default: Any = _NO_DEFAULT  # the row type's default (trailing columns only)
 
     def sql_type(self, dim: int | None = None) -> str:
         return self.type.format(dim=dim) if "{dim}" in self.type else self.type
@@ -57,17 +61,25 @@ class Table:
     @cached_property
     def row(self) -> type:
         """The NamedTuple of what the parser (or the indexer) emits: every column but the resolved ones."""
-        fields = [(c.name, Any if c.type.startswith("FLOAT[") else _PY_TYPES[c.type] | None)
-                  for c in self.columns if c.stage != "resolve"]
+        columns = [c for c in self.columns if c.stage != "resolve"]
+        fields = [(c.name, Any if c.type.startswith("FLOAT[") else _PY_TYPES[c.type] | None) for c in columns]
         row = NamedTuple("".join(part.title() for part in self.name.split("_")) + "Row", fields)
+        defaults = []
+        for column in reversed(columns):
+            if column.default is _NO_DEFAULT:
+                break
+            defaults.insert(0, column.default)
+        row.__new__.__defaults__ = tuple(defaults) or None
+        row._field_defaults = dict(zip([c.name for c in columns][len(columns) - len(defaults):], defaults))
         row.__doc__ = f"A row of `{self.name}`: {self.meaning}"
         row.__module__ = __name__
         globals()[row.__name__] = row  # importable by name, so rows pickle between worker processes
         return row
 
-    def ddl(self, dim: int | None = None, if_not_exists: bool = False) -> str:
+    def ddl(self, dim: int | None = None, if_not_exists: bool = False, schema: str | None = None) -> str:
         cols = ",\n".join(f'    "{c.name}" {c.sql_type(dim)}{" NOT NULL" if c.required else ""}' for c in self.columns)
-        return f"CREATE TABLE {'IF NOT EXISTS ' if if_not_exists else ''}{self.name} (\n{cols}\n);"
+        name = f"{schema}.{self.name}" if schema else self.name
+        return f"CREATE TABLE {'IF NOT EXISTS ' if if_not_exists else ''}{name} (\n{cols}\n);"
 
     def arrow_schema(self, *stages: str, dim: int | None = None) -> pa.Schema:
         return pa.schema([(c.name, c.arrow_type(dim)) for c in self.columns if not stages or c.stage in stages])
@@ -84,10 +96,13 @@ def _definition(**extra: Column) -> dict[str, Column]:
             "file_id": _c("file_id", "BIGINT", "the file it is in (join `files`)", True), **extra}
 
 
+_LAYER = Column("layer", "VARCHAR", "project (the repository's own code) | stdlib | site (a library the "
+                "repository imports: `path` then starts with <stdlib>/ or <site>/)", True, "extract", "project")
 _SOURCE = (_c("start_line", "INTEGER", "first line, decorators included (1-based)"),
            _c("end_line", "INTEGER", "last line"),
            _c("docstring", "VARCHAR", "the docstring, cleaned like inspect.cleandoc"),
-           _c("source", "VARCHAR", "the source text of the definition"))
+           _c("source", "VARCHAR", "the source text of the definition"),
+           _LAYER)
 
 TABLES: tuple[Table, ...] = (
     Table("meta", "what the database was built from: schema version, tool version, repository root, embedding "
@@ -103,7 +118,8 @@ TABLES: tuple[Table, ...] = (
         _c("size", "BIGINT", "bytes", stage="index"),
         _c("mtime_ns", "BIGINT", "modification time when indexed", stage="index"),
         _c("lines", "INTEGER", "line count", stage="index"),
-        _c("parse_errors", "INTEGER", "tree-sitter ERROR/MISSING nodes; > 0 means partly recovered", stage="index"))),
+        _c("parse_errors", "INTEGER", "tree-sitter ERROR/MISSING nodes; > 0 means partly recovered", stage="index"),
+        _LAYER)),
     Table("skipped_files", "files discovered but not indexed, and why", (
         _c("path", "VARCHAR", "relative to the repository root", True, "index"),
         _c("reason", "VARCHAR", "binary | undecodable | undecodable-name | too-large | symlink | unreadable | ...",
@@ -119,7 +135,8 @@ TABLES: tuple[Table, ...] = (
         docstring=_c("docstring", "VARCHAR", "the module docstring"),
         all_names=_c("all_names", "VARCHAR[]", "__all__ when it is a literal list (NULL when absent)"),
         start_line=_c("start_line", "INTEGER", "1"),
-        end_line=_c("end_line", "INTEGER", "the file's last line")).values())),
+        end_line=_c("end_line", "INTEGER", "the file's last line"),
+        layer=_LAYER).values())),
     Table("classes", "one row per class definition, nested ones included", (
         *_definition().values(),
         _c("name", "VARCHAR", "the class name", True),
@@ -133,7 +150,8 @@ TABLES: tuple[Table, ...] = (
         _c("base_qualnames", "VARCHAR[]", "the bases resolved, NULL entries where unresolved", stage="resolve"),
         _c("decorators", "VARCHAR[]", "as written, without @"),
         _c("docstring", "VARCHAR", "the docstring"),
-        _c("source", "VARCHAR", "the class's source text"))),
+        _c("source", "VARCHAR", "the class's source text"),
+        _LAYER)),
     Table("members", "what a class defines: methods, properties, class attributes and the instance attributes "
           "its methods assign (self.x = ...)", (
               *_definition().values(),
@@ -212,7 +230,9 @@ TABLES: tuple[Table, ...] = (
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
         _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
            stage="resolve"),
-        _c("resolution", "VARCHAR", "local | import | self | super | builtin | external | NULL", stage="resolve"))),
+        _c("resolution", "VARCHAR", "local | import | self | super (the repository's own code) | library (the "
+           "standard library or a package it imports) | builtin | external (outside the graph) | NULL",
+           stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),
         _c("class_id", "BIGINT", "the class (id in classes)", True),
@@ -255,14 +275,26 @@ def macros_sql() -> str:
     return resources.files("codegraph").joinpath("macros.sql").read_text(encoding="utf-8")
 
 
+LIBRARY_SCHEMA = "library"
+# The tables the library layer fills, in the `library` schema: the same columns as the
+# repository's own (main) tables, which keep meaning "the repository" for every query written
+# against them. `all_<table>` views join both layers.
+LAYERED: tuple[str, ...] = ("files", *EXTRACTED)
+
+
 def ddl(embedding_dim: int | None = None) -> str:
-    """Every table (the embeddings only with a dimension), then the views and macros."""
+    """Every table (the embeddings only with a dimension), the library layer's tables and the
+    all_* views over both, then the views and macros."""
     tables = [t.ddl(embedding_dim) for t in TABLES if not t.optional or embedding_dim]
+    tables.append(f"CREATE SCHEMA {LIBRARY_SCHEMA};")
+    tables += [BY_NAME[name].ddl(schema=LIBRARY_SCHEMA) for name in LAYERED]
+    tables += [f"CREATE VIEW all_{name} AS SELECT * FROM main.{name} UNION ALL SELECT * FROM {LIBRARY_SCHEMA}.{name};"
+               for name in LAYERED]
     return "\n\n".join([*tables, macros_sql()])
 
 
 def _version() -> str:
-    shape = [[t.name, [[c.name, c.type, c.required] for c in t.columns]] for t in TABLES]
+    shape = [[t.name, [[c.name, c.type, c.required] for c in t.columns]] for t in TABLES] + [LIBRARY_SCHEMA, LAYERED]
     digest = hashlib.sha256(json.dumps(shape).encode() + macros_sql().encode()).hexdigest()
     return digest[:12]
 

@@ -207,7 +207,7 @@ def test_progress_reports_every_phase(mini_repo):
 
     phases = []
     index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))
-    assert list(dict.fromkeys(phases)) == ["parsing", "resolving", "embedding", "writing", "vector cache"]
+    assert list(dict.fromkeys(phases)) == ["parsing", "libraries", "resolving", "embedding", "writing", "vector cache"]
     (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
     phases.clear()
     index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))

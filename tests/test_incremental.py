@@ -47,7 +47,7 @@ def test_changed_file_is_reparsed_and_others_follow(mini_repo):
 
 
 def test_update_equals_full_rebuild(mini_repo, tmp_path):
-    index_repository(mini_repo, jobs=1)
+    index_repository(mini_repo, jobs=1, libraries=False)
     (mini_repo / "src/shop/pricing.py").write_text(textwrap.dedent("""\
         from .models import Item
 
@@ -60,11 +60,41 @@ def test_update_equals_full_rebuild(mini_repo, tmp_path):
         """))
     (mini_repo / "src/shop/util/text.py").unlink()
     (mini_repo / "src/shop/new.py").write_text("from .pricing import cheapest as c\n\ndef pick(xs):\n    return c(xs)\n")
-    updated = index_repository(mini_repo, jobs=1)
+    updated = index_repository(mini_repo, jobs=1, libraries=False)
     assert updated.mode == "update" and updated.deleted == 1 and updated.parsed == 2
-    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1)
+    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1, libraries=False)
     assert rebuilt.mode == "full"
     assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+
+
+def _library_snapshot(db_path):
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return {t: con.execute(f"SELECT * FROM library.{t} ORDER BY ALL").fetchall() for t in ("files", "classes", "calls")}
+    finally:
+        con.close()
+
+
+def test_with_the_library_layer_an_update_equals_a_rebuild_and_new_imports_bring_their_modules(mini_repo, tmp_path):
+    first = index_repository(mini_repo, jobs=1)
+    assert first.library_files > 0
+    models = mini_repo / "src/shop/models.py"
+    models.write_text(models.read_text().replace("def _touch(self):", "def _mark(self):")
+                      .replace("self._touch()", "self._mark()"))
+    updated = index_repository(mini_repo, jobs=1)
+    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1)
+    assert updated.mode == "update" and rebuilt.mode == "full"
+    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+    assert _library_snapshot(updated.db_path) == _library_snapshot(rebuilt.db_path)
+    (mini_repo / "src/shop/archive.py").write_text("import zipfile\n\n\ndef pack(path):\n    return zipfile.ZipFile(path)\n")
+    grown = index_repository(mini_repo, jobs=1)
+    assert grown.mode == "full" and grown.library_files > first.library_files  # the new import's module came in
+    con = duckdb.connect(str(grown.db_path), read_only=True)
+    assert con.execute("SELECT resolved_callee, resolution FROM calls WHERE callee_text = 'zipfile.ZipFile'").fetchall() == [
+        ("zipfile.ZipFile", "library")]
+    assert con.execute("SELECT count(*) FROM classes WHERE qualname = 'zipfile.ZipFile'").fetchone() == (0,)  # project tables
+    assert con.execute("SELECT layer FROM all_classes WHERE qualname = 'zipfile.ZipFile'").fetchall() == [("stdlib",)]
+    con.close()
 
 
 def test_touched_but_identical_file_is_not_reparsed(mini_repo):

@@ -438,3 +438,54 @@ def test_every_pylint_error_about_code_has_a_rule():
     symbols = pylint_error_symbols()
     assert len(symbols) > 100 and set(NOT_ABOUT_CODE) <= set(symbols)
     assert {r.symbol for r in RULES} <= set(symbols)  # no rule for a message pylint does not have
+
+
+# -- issue 13, row 4: the library layer answers for the standard library -------------------------
+
+@pytest.fixture(scope="module")
+def uses_stdlib(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("uses_stdlib")
+    (repo / "app").mkdir()
+    (repo / "app" / "__init__.py").write_text("")
+    (repo / "app" / "store.py").write_text("import json\nimport shutil\nimport zipfile\n\n\n"
+                                           "def save(data):\n    return json.dumps(data)\n")
+    report = index_repository(repo, jobs=1)
+    assert report.library_files > 0
+    return repo
+
+
+@pytest.mark.parametrize("code,symbol,expected,import_line", [
+    ("def f(path):\n    return ZipFile(path)\n", "undefined-variable", "zipfile.ZipFile", "from zipfile import ZipFile"),
+    ("def f(a, b):\n    return shutil.copyfile(a, b, follow_links=False)\n", "unexpected-keyword-arg",
+     "shutil.copyfile", None),
+])
+def test_standard_library_names_come_from_the_graph(uses_stdlib, code, symbol, expected, import_line):
+    cand = uses_stdlib / "app" / "cand.py"
+    cand.write_text("import shutil\n\n\n" + code if "shutil." in code else code)
+    with Linter() as linter, Retriever(uses_stdlib / ".codegraph" / "graph.duckdb") as retriever:
+        report = diagnose(cand, retriever=retriever, linter=linter)
+    hits = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
+    assert hits and hits[0].rows, [(r.diagnostic.symbol, r.source) for r in report.retrievals]
+    top = hits[0].rows[0]
+    assert top["qualname"] == expected
+    if import_line:
+        assert top["import_line"] == import_line
+    if symbol == "unexpected-keyword-arg":
+        assert any(p.startswith("follow_symlinks:") for p in top["parameters"])
+
+
+def test_project_queries_keep_their_meaning_with_the_library_layer(uses_stdlib):
+    import duckdb
+
+    con = duckdb.connect(str(uses_stdlib / ".codegraph" / "graph.duckdb"), read_only=True)
+    try:
+        assert con.execute("SELECT DISTINCT layer FROM files").fetchall() == [("project",)]
+        assert con.execute("SELECT count(*) FROM symbols WHERE module = 'json'").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM all_symbols WHERE qualname = 'json.dumps' AND layer = 'stdlib'"
+                           ).fetchone() == (1,)
+        assert con.execute("SELECT * FROM definitions_named('dumps')").fetchall() == []  # project only
+        assert con.execute("SELECT import_line, layer FROM import_candidates('ZipFile')").fetchall()[0] == (
+            "from zipfile import ZipFile", "stdlib")
+        assert con.execute("SELECT resolution FROM calls WHERE callee_text = 'json.dumps'").fetchall() == [("library",)]
+    finally:
+        con.close()

@@ -16,7 +16,7 @@ def test_the_database_has_exactly_the_declared_tables_and_columns(mini_db):
     try:
         for table in schema.TABLES:
             actual = con.execute(
-                "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = $t "
+                "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = $t AND table_schema = 'main' "
                 "ORDER BY ordinal_position", {"t": table.name}).fetchall()
             declared = [(c.name, c.sql_type(DEFAULT_DIM), "NO" if c.required else "YES") for c in table.columns]
             assert actual == declared, table.name

@@ -8,11 +8,12 @@ SELECT * FROM (
                 ELSE greatest(jaro_winkler_similarity(lower(qualname), lower($module)),
                               0.98 * jaro_winkler_similarity(lower(name), lower($last))) END AS score,
            CASE WHEN name = $last THEN 'exact' ELSE 'fuzzy' END AS match
-    FROM modules
+    FROM all_modules
+    WHERE layer = 'project' OR NOT (starts_with(qualname, '_') OR contains(qualname, '._'))
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'from ' || module || ' import ' || name, 0.99, 'exact'
-    FROM symbols
+    FROM all_symbols
     WHERE name = $last AND kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
 )
 WHERE score >= 0.75

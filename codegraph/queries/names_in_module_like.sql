@@ -5,34 +5,34 @@ SELECT * FROM (
     SELECT s.qualname, s.kind, s.name, s.signature, s.docstring, s.path, s.start_line,
            'from ' || $module || ' import ' || s.name AS import_line,
            jaro_winkler_similarity(lower(s.name), lower($name)) AS score, 'fuzzy' AS match
-    FROM symbols s
+    FROM all_symbols s
     WHERE s.module = $module AND s.kind IN ('class', 'function', 'variable')
       AND s.qualname = s.module || '.' || s.name
     UNION ALL
     SELECT coalesce(i.resolved_qualname, i.target), 'import', i.bound_name, NULL, NULL, i.path, i.line,
            'from ' || $module || ' import ' || i.bound_name,
            jaro_winkler_similarity(lower(i.bound_name), lower($name)), 'fuzzy'
-    FROM imports i
+    FROM all_imports i
     WHERE i.module = $module AND i.scope_qualname = $module AND NOT i.is_star AND NOT starts_with(i.bound_name, '_')
     UNION ALL
     -- names that arrive through `from .sub import *` (honouring the source's __all__)
     SELECT s.qualname, s.kind, s.name, s.signature, s.docstring, s.path, s.start_line,
            'from ' || $module || ' import ' || s.name,
            jaro_winkler_similarity(lower(s.name), lower($name)), 'fuzzy'
-    FROM imports i
-    JOIN symbols s ON s.module = i.resolved_module AND s.qualname = s.module || '.' || s.name
+    FROM all_imports i
+    JOIN all_symbols s ON s.module = i.resolved_module AND s.qualname = s.module || '.' || s.name
                   AND s.kind IN ('class', 'function', 'variable')
-    JOIN modules src ON src.qualname = i.resolved_module
+    JOIN all_modules src ON src.qualname = i.resolved_module
     WHERE i.module = $module AND i.scope_qualname = $module AND i.is_star
       AND (list_contains(src.all_names, s.name) OR (src.all_names IS NULL AND NOT starts_with(s.name, '_')))
     UNION ALL
     SELECT qualname, 'module', name, NULL, docstring, path, 1, 'from ' || $module || ' import ' || name,
            jaro_winkler_similarity(lower(name), lower($name)), 'fuzzy'
-    FROM modules WHERE qualname = $module || '.' || name
+    FROM all_modules WHERE qualname = $module || '.' || name
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'from ' || module || ' import ' || name, 1.01, 'exact'
-    FROM symbols
+    FROM all_symbols
     WHERE name = $name AND kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
 )
 WHERE score >= 0.7

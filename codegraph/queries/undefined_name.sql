@@ -1,12 +1,14 @@
--- undefined-variable: where $name is defined at top level (with the import to use), a member of
+-- undefined-variable: where $name is defined at top level, in the repository or in a library it
+-- imports (with the import to use), a member of
 -- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
 -- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
 -- and near-miss top-level names anywhere.
 -- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $limit
-WITH top AS (
-    SELECT qualname, kind, name, signature, docstring, path, start_line, module
-    FROM symbols
+WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `from zipfile import ZipFile`
+    SELECT qualname, kind, name, signature, docstring, path, start_line, module, layer
+    FROM all_symbols
     WHERE kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
+      AND (layer = 'project' OR NOT (starts_with(module, '_') OR contains(module, '._')))
 ), imported AS (
     SELECT DISTINCT bound_name, resolved_qualname AS module FROM imports
     WHERE module = $module AND scope_qualname = $module AND NOT is_star AND resolution = 'module'
@@ -14,7 +16,7 @@ WITH top AS (
 SELECT * FROM (
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END AS import_line,
-           1.0 + 0.01 * (module = $module)::INT
+           1.0 + 0.01 * (module = $module)::INT - 0.005 * (layer <> 'project')::INT
                + 0.001 * len(list_filter(string_split(module, '.'), x -> list_contains(string_split($module, '.'), x)))
                - 0.0001 * length(module) AS score,
            'exact' AS match
@@ -34,13 +36,14 @@ SELECT * FROM (
     WHERE bound_name = $name AND scope_qualname = module AND NOT is_star AND resolved_qualname IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM top WHERE top.name = $name)
     UNION ALL
-    SELECT qualname, 'module', name, NULL, docstring, path, 1, 'import ' || qualname, 0.97, 'exact'
-    FROM modules WHERE name = $name
+    SELECT qualname, 'module', name, NULL, docstring, path, 1, 'import ' || qualname,
+           0.97 - 0.005 * (layer <> 'project')::INT, 'exact'
+    FROM all_modules WHERE name = $name
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END,
            jaro_winkler_similarity(lower(name), lower($name)) - 0.05 * (module <> $module)::INT, 'fuzzy'
-    FROM top WHERE name <> $name AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+    FROM top WHERE name <> $name AND layer = 'project' AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'self.' || name || '  (a member of ' || class || ')',

@@ -407,7 +407,8 @@ class Refiner:
                     t = time.perf_counter()
                     candidate = Candidate.from_file(self.target)
                     retrievals = self.retriever.retrieve_all(candidate, diagnostics,
-                                                             deadline=time.monotonic() + self._remaining())
+                                                             deadline=time.monotonic() + self._remaining(),
+                                                             description=self.task.description)
                     it.timings["retrieve"] = time.perf_counter() - t
                     it.retrievals = [{"symbol": r.diagnostic.symbol, "line": r.diagnostic.line, "source": r.source,
                                       "rule": r.rule, "sql": r.sql, "params": r.params,

@@ -111,7 +111,7 @@ class GraphNames:
         self.con = con
 
     def kind(self, qualname: str) -> str | None:
-        row = self.con.execute("SELECT kind FROM symbols WHERE qualname = $q LIMIT 1", {"q": qualname}).fetchone()
+        row = self.con.execute("SELECT kind FROM all_symbols WHERE qualname = $q LIMIT 1", {"q": qualname}).fetchone()
         return row[0] if row else None
 
     def canonical(self, dotted: str, depth: int = 0) -> str | None:

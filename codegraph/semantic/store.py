@@ -28,7 +28,7 @@ DEFAULT_DIM = 512
 
 def merge_sparse(parts: Sequence[tuple]) -> tuple:
     """Concatenate (ids, file_ids, indptr, indices, values) blocks from several workers."""
-    parts = [p for p in parts if len(p[0])]
+    parts = [p for p in parts if p is not None and len(p[0])]
     if not parts:
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64),
                 np.zeros(0, np.int32), np.zeros(0, np.float32))

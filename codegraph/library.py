@@ -1,0 +1,142 @@
+"""The library layer: the standard library and installed packages a repository imports.
+
+Models forget APIs more than they misspell them (`zipfile.ZipFile` used without its import,
+`json.dumps(obj, indnt=2)`), so the modules a repository imports are indexed too, with
+`layer` = stdlib or site, and only those: the modules its imports name, and what those import in
+turn up to a depth and a file count. Modules are found the way the target interpreter would find
+them (importlib's PathFinder, without importing anything), by the interpreter running codegraph
+or, for a project's own virtualenv, by that interpreter in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .discover import DEFAULT_MAX_FILE_SIZE, SourceFile
+
+MAX_DEPTH = 2
+MAX_FILES = 600
+
+# Runs in the target interpreter: where each dotted name's source is, found without importing.
+_FINDER = r'''
+import importlib.machinery, json, os, sys, sysconfig
+
+def find(name):
+    path = None
+    spec = None
+    for part in name.split("."):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(part, path)
+        except (ImportError, ValueError, AttributeError):
+            return None
+        if spec is None:
+            return None
+        path = spec.submodule_search_locations
+        if path is None and part != name.split(".")[-1]:
+            return None
+    origin = spec.origin if spec and spec.origin not in (None, "namespace") else None
+    return [origin, spec.submodule_search_locations is not None] if origin and origin.endswith(".py") else None
+
+def describe(names):
+    paths = sysconfig.get_paths()
+    return {"stdlib": os.path.realpath(paths["stdlib"]), "prefix": os.path.realpath(sys.prefix),
+            "site": sorted({os.path.realpath(p) for p in (paths["purelib"], paths["platlib"])}),
+            "found": {n: find(n) for n in names}}
+'''
+_MAIN = "\nprint(json.dumps(describe(json.loads(sys.stdin.read()))))\n"
+_HERE: dict = {}
+
+
+@dataclass(frozen=True)
+class Located:
+    name: str
+    origin: str
+    is_package: bool
+
+
+class Finder:
+    """Finds modules for one interpreter; remembers its stdlib and site folders."""
+
+    def __init__(self, python: str | None = None) -> None:
+        self.here = python is None or os.path.abspath(python) == os.path.abspath(sys.executable)
+        self.python = python or sys.executable
+        self.stdlib: str | None = None
+        self.site: list[str] = []
+        self.prefix: str | None = None
+
+    def locate(self, names: list[str]) -> dict[str, Located]:
+        if not names:
+            return {}
+        if self.here:
+            if not _HERE:  # the same code the subprocess runs, run here
+                exec(compile(_FINDER, "<codegraph-finder>", "exec"), _HERE)  # noqa: S102 - our own constant
+            data = _HERE["describe"](names)
+        else:
+            try:
+                out = subprocess.run([self.python, "-c", _FINDER + _MAIN], input=json.dumps(names), capture_output=True,
+                                     text=True, timeout=120, check=True).stdout
+                data = json.loads(out)
+            except (OSError, subprocess.SubprocessError, ValueError):
+                return {}
+        self.stdlib, self.site, self.prefix = data["stdlib"], data["site"], data["prefix"]
+        return {n: Located(n, os.path.realpath(v[0]), v[1]) for n, v in data["found"].items() if v}
+
+    def identity(self) -> str:
+        """What makes two interpreters the same for the library layer: the environment's prefix
+        (a virtualenv's python, python3 and python3.11 are one; two virtualenvs are two)."""
+        if self.prefix is None:
+            self.locate(["__codegraph_probe__"])
+        return self.prefix or self.python
+
+    def layer_of(self, origin: str) -> tuple[str, str] | None:
+        """(layer, path label) for a module's file: <stdlib>/json/decoder.py, <site>/requests/api.py."""
+        for root in self.site:
+            if origin.startswith(root + os.sep):
+                return "site", "<site>/" + os.path.relpath(origin, root).replace(os.sep, "/")
+        if self.stdlib and origin.startswith(self.stdlib + os.sep) and "site-packages" not in origin:
+            return "stdlib", "<stdlib>/" + os.path.relpath(origin, self.stdlib).replace(os.sep, "/")
+        return None
+
+
+def candidates(dotted: set[str]) -> set[str]:
+    """Each imported name and its parent packages (`a.b.c` -> a, a.b, a.b.c): a package's
+    __init__ is where most of its names are re-exported."""
+    out = set()
+    for name in dotted:
+        parts = [p for p in name.split(".") if p]
+        if not parts or not all(p.isidentifier() for p in parts):
+            continue
+        out.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return out
+
+
+def library_files(located: dict[str, Located], finder: Finder,
+                  max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> list[tuple[SourceFile, str]]:
+    """(source file, layer) for every located module that lives in the stdlib or a site folder."""
+    out = []
+    for name, where in sorted(located.items()):
+        placed = finder.layer_of(where.origin)
+        if placed is None:
+            continue
+        layer, label = placed
+        try:
+            st = os.stat(where.origin)
+        except OSError:
+            continue
+        if st.st_size > max_file_size:
+            continue
+        out.append((SourceFile(label, where.origin, name, where.is_package, st.st_size, st.st_mtime_ns), layer))
+    return out
+
+
+def meta(finder: Finder) -> dict[str, str]:
+    return {"library_python": finder.identity(), "library_stdlib": finder.stdlib or "",
+            "library_site": json.dumps(finder.site)}
+
+
+__all__ = ["Finder", "Located", "candidates", "library_files", "meta", "MAX_DEPTH", "MAX_FILES", "Path"]
