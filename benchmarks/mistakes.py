@@ -166,7 +166,7 @@ class RealisticGenerator(Generator):
             JOIN calls c ON c.file_id = i.file_id AND c.caller_qualname = $q
                         AND starts_with(c.callee_text, i.bound_name || '.') AND c.resolution IN ('external', 'library')
             WHERE i.module = $m AND i.scope_qualname = $m AND i.name IS NULL AND i.alias IS NULL
-              AND i.resolved_module IS NULL AND NOT contains(i.imported_module, '.')
+              AND i.imported_module NOT IN (SELECT qualname FROM modules) AND NOT contains(i.imported_module, '.')
             ORDER BY c.line""", {"q": qualname, "m": module}).fetchall()
         for import_line, bound, truth, use_line in rows:
             original = lines[import_line - 1]
