@@ -19,6 +19,7 @@ _SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
 BUILTINS = frozenset(dir(builtins))
 _SELF_KINDS = {"method", "property", "classmethod"}
 _LOCALS = ".<locals>."
+_MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
 
 
 @functools.lru_cache(maxsize=65536)
@@ -77,7 +78,7 @@ class Resolver:
         if cached != "":
             return cached
         self._canon[dotted] = None  # a cycle of re-exports resolves to nothing
-        result = None if _depth > 16 else self._canonical(dotted, _depth)
+        result = None if _depth > 16 or dotted.count(".") > _MAX_DOTS else self._canonical(dotted, _depth)
         self._canon[dotted] = result
         return result
 
@@ -97,6 +98,8 @@ class Resolver:
                 continue
             if kind == "module":
                 for source in self.star_sources.get(prefix, ()):
+                    if self.defs.get(source) != "module":
+                        continue  # not indexed (e.g. past the library layer's file limit): nothing to follow
                     found = self.canonical(".".join([source, *rest]), depth + 1)
                     if found:
                         return found
