@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -12,6 +14,24 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+
+
+class _Absent:
+    """A meta-path finder that says at once that a module is not installed. DuckDB tries to
+    import pandas whenever it converts a parameter, about twice per list element, and Python does
+    not remember failed imports: each try walks sys.path (0.2 ms), 40 ms of every search."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
+if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _Absent) for f in sys.meta_path):
+    sys.meta_path.insert(0, _Absent(frozenset({"pandas"})))
 
 from . import __version__, schema
 from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,

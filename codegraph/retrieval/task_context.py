@@ -30,6 +30,7 @@ from ..errors import CodegraphError
 from ..llm import estimate_tokens
 
 _PROJECT_CALL = "resolution IN ('local', 'import', 'self', 'super')"
+_MODULE_EDGES: dict[tuple, dict[tuple[str, str], int]] = {}
 
 
 @dataclass
@@ -197,27 +198,46 @@ class TaskContextBuilder:
         top = max((n for _, n in rows), default=1)
         return self._describe([(q, 0.6 * n / top, f"called {n}x by the code beside the target") for q, n in rows])
 
+    def module_edges(self, hidden: str) -> list[tuple[str, str, int]]:
+        """Calls and imports between modules, without the hidden target's own calls. The
+        repository-wide part is computed once per database state (refine and long-running
+        servers ask again and again); the target's share is subtracted."""
+        from ..db import get_meta
+
+        meta = get_meta(self.con)
+        key = (str(self.db_path.resolve()), meta.get("indexed_at"), meta.get("vectors_token"))
+        edges = _MODULE_EDGES.get(key)
+        if edges is None:
+            edges = {(a, b): n for a, b, n in self._rows(f"""
+                SELECT caller_module, callee_module, count(*) FROM (
+                    SELECT f.module AS caller_module, s.module AS callee_module
+                    FROM calls c JOIN files f USING (file_id) JOIN symbols s ON s.qualname = c.resolved_callee
+                    WHERE {_PROJECT_CALL}
+                    UNION ALL
+                    SELECT i.module, coalesce(i.resolved_module, s.module)
+                    FROM imports i LEFT JOIN symbols s ON s.qualname = i.resolved_qualname
+                    WHERE i.resolved_qualname IS NOT NULL)
+                WHERE callee_module IS NOT NULL AND caller_module <> callee_module
+                GROUP BY 1, 2""", {})}
+            _MODULE_EDGES.clear()  # one database state at a time is enough
+            _MODULE_EDGES[key] = edges
+        own = self._rows(f"""
+            SELECT f.module, s.module, count(*) FROM calls c JOIN files f USING (file_id)
+            JOIN symbols s ON s.qualname = c.resolved_callee
+            WHERE {_PROJECT_CALL} AND (c.caller_qualname = $t OR starts_with(c.caller_qualname, $t || '.'))
+              AND f.module <> s.module
+            GROUP BY 1, 2""", {"t": hidden})
+        if not own:
+            return [(a, b, n) for (a, b), n in edges.items()]
+        left = dict(edges)
+        for a, b, n in own:
+            left[(a, b)] = left.get((a, b), 0) - n
+        return [(a, b, n) for (a, b), n in left.items() if n > 0]
+
     def pagerank_items(self, module: str, target: str, k: int = 15) -> list[Item]:
         """Definitions the modules around the target use most: PageRank over the module graph
         (calls and imports between modules), personalised at the target's module."""
-        import networkx as nx
-
-        edges = self._rows(f"""
-            SELECT caller_module, callee_module, count(*) FROM (
-                SELECT f.module AS caller_module, s.module AS callee_module
-                FROM calls c JOIN files f USING (file_id) JOIN symbols s ON s.qualname = c.resolved_callee
-                WHERE {_PROJECT_CALL} AND NOT (c.caller_qualname = $t OR starts_with(c.caller_qualname, $t || '.'))
-                UNION ALL
-                SELECT i.module, coalesce(i.resolved_module, s.module)
-                FROM imports i LEFT JOIN symbols s ON s.qualname = i.resolved_qualname
-                WHERE i.resolved_qualname IS NOT NULL)
-            WHERE callee_module IS NOT NULL AND caller_module <> callee_module
-            GROUP BY 1, 2""", {"t": target})
-        graph = nx.DiGraph()
-        graph.add_node(module)
-        for a, b, n in edges:
-            graph.add_edge(a, b, weight=n)
-        ranks = _personalised_pagerank(graph, module)
+        ranks = _personalised_pagerank(self.module_edges(target), module)
         near = [m for m, _ in sorted(ranks.items(), key=lambda kv: -kv[1]) if m != module][:8]
         if not near:
             return []
@@ -294,18 +314,31 @@ class TaskContextBuilder:
         return TaskContext(target, text, estimate_tokens(text), kept, (time.perf_counter() - started) * 1000)
 
 
-def _personalised_pagerank(graph, seed: str, alpha: float = 0.85, steps: int = 60) -> dict[str, float]:
-    """networkx builds the Google matrix (teleporting to `seed` only); its own pagerank() needs
-    scipy, so the stationary vector comes from power iteration here (the graph is modules: small)."""
-    import networkx as nx
+def _personalised_pagerank(edges: list[tuple[str, str, int]], seed: str, alpha: float = 0.85,
+                           steps: int = 60) -> dict[str, float]:
+    """PageRank that teleports to `seed` only (and from dead ends), by sparse power iteration:
+    the stdlib's module graph has 1.7k nodes and 12k edges, too many for a dense matrix per call."""
     import numpy as np
 
-    nodes = list(graph)
-    matrix = nx.google_matrix(graph, alpha=alpha, personalization={n: float(n == seed) for n in nodes},
-                              nodelist=nodes, weight="weight")
-    vector = np.array([float(n == seed) for n in nodes])
+    nodes = {seed: 0}
+    for a, b, _ in edges:
+        nodes.setdefault(a, len(nodes))
+        nodes.setdefault(b, len(nodes))
+    if len(nodes) == 1:
+        return {seed: 1.0}
+    src = np.fromiter((nodes[a] for a, _, _ in edges), np.int64, len(edges))
+    dst = np.fromiter((nodes[b] for _, b, _ in edges), np.int64, len(edges))
+    weight = np.fromiter((n for _, _, n in edges), np.float64, len(edges))
+    out = np.bincount(src, weight, len(nodes))
+    share = weight / out[src]
+    dead = out == 0
+    vector = np.zeros(len(nodes))
+    vector[0] = 1.0
     for _ in range(steps):
-        vector = vector @ matrix
+        moved = np.bincount(dst, vector[src] * share, len(nodes))
+        spread = alpha * moved
+        spread[0] += 1.0 - alpha + alpha * vector[dead].sum()
+        vector = spread
     return dict(zip(nodes, vector.tolist()))
 
 

@@ -61,12 +61,15 @@ def bm25(con: duckdb.DuckDBPyConnection, terms: list[str], limit: int = _POOL) -
 
 def _vector_scores(con, db_path, model: EmbeddingModel, query: str, exact: bool, meta: dict,
                    extra_ids: list[int]) -> dict[int, float]:
+    """The embedding's best candidates, and the similarity of every id in `extra_ids` (the BM25
+    candidates), so every candidate has both parts."""
     vector = model.embed([query])[0]
     cache = None if exact else VectorCache.read(vectors_path(db_path), token=meta.get("vectors_token") or "-")
-    hits = cached_search(con, cache, vector, _POOL) if cache is not None else exact_search(con, vector, _POOL)
-    scores = {h.id: h.score for h in hits}
+    if cache is not None:
+        return {h.id: h.score for h in cached_search(con, cache, vector, _POOL, also=extra_ids)}
+    scores = {h.id: h.score for h in exact_search(con, vector, _POOL)}
     missing = [i for i in extra_ids if i not in scores]
-    if missing:  # the BM25 candidates' own similarity, so every candidate has both parts
+    if missing:
         ids, matrix = load_vectors(con, "WHERE list_contains($ids::BIGINT[], id)", {"ids": missing})
         if len(ids):
             scores.update(zip(ids.tolist(), (matrix @ vector.astype(np.float32)).tolist()))

@@ -270,15 +270,22 @@ def exact_search(con: duckdb.DuckDBPyConnection, vector: np.ndarray, k: int) -> 
     return [Hit(int(ids[i]), float(scores[i])) for i in top]
 
 
-def cached_search(con: duckdb.DuckDBPyConnection, cache: VectorCache, vector: np.ndarray, k: int) -> list[Hit]:
-    """Candidates from the int8 cache, re-ranked by the exact vectors of the table."""
+def cached_search(con: duckdb.DuckDBPyConnection, cache: VectorCache, vector: np.ndarray, k: int,
+                  also: Sequence[int] = ()) -> list[Hit]:
+    """Candidates from the int8 cache, re-ranked by the exact vectors of the table. The ids in
+    `also` (another ranking's candidates) are scored in the same read and returned after the
+    top k, so a hybrid search reads the table once."""
     rows = cache.candidates(vector, max(k, _RERANK))
-    if not len(rows):
+    wanted = sorted({*cache.ids[rows].tolist(), *also}) if len(rows) else sorted(set(also))
+    if not wanted:
         return []
     ids, matrix = load_vectors(con, "WHERE list_contains($ids::BIGINT[], id)",  # 4x faster than IN (unnest)
-                               {"ids": cache.ids[rows].tolist()})
+                               {"ids": wanted})
     if not len(ids):
         return []
     scores = matrix @ vector.astype(np.float32)
-    top = np.argsort(-scores)[:k]
-    return [Hit(int(ids[i]), float(scores[i])) for i in top]
+    ranked = set(cache.ids[rows].tolist())
+    order = [i for i in np.argsort(-scores) if int(ids[i]) in ranked][:k]
+    extra = set(also) - {int(ids[i]) for i in order}
+    return [Hit(int(ids[i]), float(scores[i])) for i in order] + \
+        [Hit(int(i), float(s)) for i, s in zip(ids, scores) if int(i) in extra]
