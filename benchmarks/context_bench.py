@@ -31,18 +31,19 @@ from codegraph.indexer import index_repository
 from codegraph.llm import estimate_tokens
 from codegraph.retrieval.context import card
 from codegraph.retrieval.task_context import task_context
+from codegraph.schema import PROJECT_CALL_SQL
 from codegraph.semantic.search import search
 
 BUDGETS = (500, 1000, 2000)
 REQUIREMENTS = {**PROJECTS, "click": "click==8.1.7"}
-_DEPENDENCIES = """
+_DEPENDENCIES = f"""
 SELECT s.qualname, s.path, s.module, s.class_qualname, s.signature, s.docstring,
        list(DISTINCT c.resolved_callee) AS deps
 FROM symbols s
 JOIN calls c ON (c.caller_qualname = s.qualname OR starts_with(c.caller_qualname, s.qualname || '.<locals>.'))
 JOIN symbols d ON d.qualname = c.resolved_callee AND d.kind <> 'module'
 WHERE s.kind IN ('function', 'method', 'classmethod', 'staticmethod') AND s.docstring IS NOT NULL
-  AND length(s.docstring) > 20 AND c.resolution IN ('local', 'import', 'self', 'super')
+  AND length(s.docstring) > 20 AND c.{PROJECT_CALL_SQL}
   AND c.resolved_callee <> s.qualname AND NOT starts_with(c.resolved_callee, s.qualname || '.')
   AND NOT regexp_matches(s.path, '(^|/)(tests?|testing|docs|examples)(/|$)|(^|/)test_[^/]*$|conftest')
 GROUP BY ALL

@@ -39,13 +39,14 @@ def reference_dependencies(db_path, qualname: str, *, with_members: bool = False
     """The project definitions the reference `qualname` calls, from the graph (DIR's denominator).
     With `with_members` (a class), calls from its methods count and calls to its own members do not."""
     from codegraph.db import connect_readonly
+    from codegraph.schema import PROJECT_CALL_SQL
 
     con = connect_readonly(db_path)
     try:
         rows = con.execute(
-            """SELECT DISTINCT resolved_callee FROM calls
+            f"""SELECT DISTINCT resolved_callee FROM calls
                WHERE (caller_qualname = $q OR ($members AND starts_with(caller_qualname, $q || '.')))
-                 AND resolution IN ('local', 'import', 'self', 'super') AND resolved_callee IS NOT NULL
+                 AND {PROJECT_CALL_SQL} AND resolved_callee IS NOT NULL
                  AND NOT ($members AND starts_with(resolved_callee, $q || '.'))""",
             {"q": qualname, "members": with_members}).fetchall()
     finally:

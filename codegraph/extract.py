@@ -28,13 +28,21 @@ _QUERY_TEXT = """
 (augmented_assignment left: (identifier) @_n (#eq? @_n "__all__")) @all_aug
 (import_statement) @import
 (import_from_statement) @import
+(for_statement left: (_) @bind_loop)
+(for_in_clause left: (_) @bind_loop)
+(as_pattern alias: (_) @bind_as)
+(named_expression name: (identifier) @bind_walrus)
+(global_statement (identifier) @bind_global)
+(nonlocal_statement (identifier) @bind_nonlocal)
 """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
 _VALUE_LIMIT = 240
 
-ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, ImportRow, CallRow, InheritanceRow = (
+ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, InheritanceRow = (
     BY_NAME[t].row for t in EXTRACTED)
+_BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
+                     "bind_nonlocal": "nonlocal"}
 
 
 def stable_id(*parts: str) -> int:
@@ -162,6 +170,7 @@ class _Extractor:
             intervals.append(scope)
 
         all_names = self.collect_assignments(captures, module_scope, intervals)
+        self.collect_bindings(captures, module_scope, intervals)
         self.collect_imports(captures.get("import", []), module_scope, intervals)
         self.collect_calls(captures.get("call", []), module_scope, intervals)
 
@@ -182,6 +191,16 @@ class _Extractor:
             qualname = f"{outer.qualname}.{name}"
         wrapper = node.parent if node.parent.type == "decorated_definition" else node
         decorators = [self.flat(c)[1:].strip() for c in wrapper.named_children if c.type == "decorator"]
+        for deco in (c for c in wrapper.named_children if c.type == "decorator"):
+            expression = next((c for c in deco.named_children if c.type != "comment"), None)
+            if expression is not None and expression.type in ("identifier", "attribute"):
+                # `@dec` calls dec with the function (`@dec(x)` is a call the query already finds)
+                text = self.flat(expression)
+                sp, ep = expression.start_point, expression.end_point
+                self.rows["calls"].append(CallRow(
+                    file_id=self.file_id, caller_id=outer.id, caller_qualname=outer.qualname, line=sp[0] + 1,
+                    col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
+                    callee_name=text.rpartition(".")[2]))
         start, end = wrapper.start_point[0] + 1, wrapper.end_point[0] + 1
         body = node.child_by_field_name("body")
         doc = self.docstring(body)
@@ -341,6 +360,7 @@ class _Extractor:
             if left is None:
                 continue
             if scope.kind == "function":
+                self.bind(scope, left, "assignment", node)
                 owner = scope.class_scope
                 if owner is None or scope.self_name is None or left.type != "attribute":
                     continue
@@ -412,10 +432,33 @@ class _Extractor:
                     end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
         return all_names
 
+    def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None) -> None:
+        """Binding rows for the names `left` binds in a function (a name, or a tuple of them)."""
+        targets = [left] if left.type == "identifier" else list(self._targets(left))
+        value = annotation = None
+        if statement is not None and len(targets) == 1 and left.type == "identifier":
+            value = self.flat(statement.child_by_field_name("right"))
+            if value is not None and len(value) > _VALUE_LIMIT:
+                value = value[:_VALUE_LIMIT] + "..."
+            annotation = self.flat(statement.child_by_field_name("type"))
+        for target in targets:
+            self.rows["bindings"].append(BindingRow(
+                file_id=self.file_id, scope_qualname=scope.qualname, name=self.text(target), kind=kind,
+                line=target.start_point[0] + 1, value=value, annotation=annotation))
+
+    def collect_bindings(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+        for capture, kind in _BINDING_CAPTURES.items():
+            for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
+                if scope.kind != "function":
+                    continue
+                if node.type == "as_pattern_target":
+                    node = next((c for c in node.named_children if c.type != "comment"), node)
+                self.bind(scope, node, kind)
+
     def _targets(self, left: Node):
         if left.type == "identifier":
             yield left
-        elif left.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+        elif left.type in ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern"):
             for child in left.named_children:
                 yield from self._targets(child)
 

@@ -35,6 +35,7 @@ from .semantic.texts import sparse_vectors, term_rows
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
 _RESOLVED_TABLES = ("imports", "calls", "inheritance")
+_SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in _RESOLVED_TABLES}
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
 _TERM_TYPES = tuple(f.type for f in BY_NAME["terms"].arrow_schema())
@@ -170,9 +171,11 @@ def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
     return [table.column(n).to_pylist() for n in names]
 
 
-def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str, str]]:
-    """(qualname, kind, layer) of every definition in extracted tables."""
-    out: list[tuple[str, str, str]] = []
+def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
+    """(qualname, kind, layer, module, evidence) of every definition in extracted tables; the
+    evidence says what it holds or returns (Resolver.type_of): an attribute's or variable's
+    annotation or value, a function's signature."""
+    out: list[tuple] = []
     fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
     for name in DEFINITIONS:
         table = tables[name]
@@ -180,22 +183,41 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple[str, str, str]]:
             continue
         qualnames = table.column("qualname").to_pylist()
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
-        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist()))
+        modules = table.column("qualname" if name == "modules" else "module").to_pylist()
+        if name in ("members", "globals"):
+            evidence = [sig if sig is not None else (ann if ann is not None else value) for sig, ann, value in
+                        zip(*_columns(table, ("signature", "annotation", "value")))]
+        elif name == "nested_functions":
+            evidence = table.column("signature").to_pylist()
+        else:
+            evidence = [None] * len(qualnames)
+        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence))
     return out
 
 
+_DEFINITIONS_SQL = """
+    SELECT qualname, 'module', layer, qualname, NULL FROM all_modules
+    UNION ALL SELECT qualname, 'class', layer, module, NULL FROM all_classes
+    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value) FROM all_members
+    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value) FROM all_globals
+    UNION ALL SELECT qualname, 'nested_function', layer, module, signature FROM all_nested_functions"""
 _IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
 _BASE_KEY = ("class_qualname", "module", "position", "base_text")
+_BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
+_PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation")
 
 
-def _build_resolver(defs: Iterable[tuple[str, str, str]], imports: pa.Table, inheritance: pa.Table) -> Resolver:
+def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table) -> Resolver:
     definitions: dict[str, str] = {}
     libraries: set[str] = set()
-    for qualname, kind, layer in defs:
+    evidence: dict[str, tuple[str, str]] = {}
+    for qualname, kind, layer, module, said in defs:
         if definitions.setdefault(qualname, kind) == kind and layer != "project":
             libraries.add(qualname)
+        if said is not None:
+            evidence.setdefault(qualname, (module, said))
     return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)),
-                    libraries)
+                    libraries, evidence)
 
 
 def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str]) -> dict[str, pa.Table]:
@@ -205,6 +227,9 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
             table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
         return table
 
+    if "bindings" in tables:  # what the callers' own names mean
+        resolver.learn_scopes(zip(*_columns(tables["bindings"], _BINDING_KEY)),
+                              zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
@@ -271,6 +296,12 @@ _INTERFACE_SQL = """
         coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
     UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
         WHERE file_id IN (SELECT file_id FROM _gone)
+    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM members
+        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
+    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM globals
+        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
+    UNION ALL SELECT 'says', qualname, signature, NULL FROM nested_functions
+        WHERE file_id IN (SELECT file_id FROM _gone) AND signature IS NOT NULL
 """
 
 
@@ -280,7 +311,9 @@ def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
 
 
 def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
-    out = {("def", q, k, None) for q, k, _layer in _definitions(tables)}
+    definitions = _definitions(tables)
+    out = {("def", q, k, None) for q, k, _layer, _module, _said in definitions}
+    out |= {("says", q, said, None) for q, _k, _layer, _module, said in definitions if said is not None}
     imports = tables["imports"]
     for module, scope, bound, target, imported in zip(*_columns(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
@@ -695,10 +728,14 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         # imports or bases changed) re-resolve every file that points into a changed module.
         old_interface = _interface_from_db(con)
         new_interface = _interface_from_tables(fresh)
-        changed = old_interface ^ new_interface
-        if not changed:
+        # What a definition holds or returns (its evidence, for calls resolved by type) changed?
+        old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
+        new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
+        retyped = any(q in new_says and new_says[q] != said for q, said in old_says.items())
+        changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
+        if not changed and not retyped:
             affected = []
-        elif all(item[0] == "def" for item in changed):
+        elif not retyped and all(item[0] == "def" for item in changed):
             removed = sorted({item[1] for item in old_interface - new_interface})
             added = new_interface - old_interface
             added_names = sorted({item[1].rpartition(".")[2] for item in added})
@@ -723,7 +760,8 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
                   ON starts_with(k.resolved_callee, c.module || '.')
                 UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
                   ON starts_with(h.resolved_base, c.module || '.')
-            """).fetchall()]
+                UNION SELECT DISTINCT file_id FROM calls WHERE $retyped AND resolution IN ('type', 'alias')
+            """, {"retyped": retyped}).fetchall()]
         affected = sorted(set(affected) - set(gone_ids))
         report.reresolved = len(affected)
         con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
@@ -739,10 +777,7 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             db.insert_arrow(con, "terms", chunk.terms)
 
         # What the resolver needs from the rest of the repository.
-        defs = con.execute("""
-            SELECT qualname, 'module', layer FROM all_modules UNION ALL SELECT qualname, 'class', layer FROM all_classes
-            UNION ALL SELECT qualname, kind, layer FROM all_members UNION ALL SELECT qualname, kind, layer FROM all_globals
-            UNION ALL SELECT qualname, 'nested_function', layer FROM all_nested_functions""").fetchall()
+        defs = con.execute(_DEFINITIONS_SQL).fetchall()
         where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
         def fetch(name: str, clause: str = "") -> pa.Table:
@@ -755,12 +790,13 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
         )
         redo = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _RESOLVED_TABLES}
+        scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
         for name in _RESOLVED_TABLES:
             con.execute(f'DELETE FROM "{name}" {where}')
         classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
         modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
         modules.update({r.file_id: r.module for r in file_rows})
-        _write_resolved(con, resolver, redo, classes, modules)
+        _write_resolved(con, resolver, {**redo, **scopes}, classes, modules)
         db.insert_rows(con, "files", file_rows)
         for fid, mtime in touched:
             con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})

@@ -202,6 +202,17 @@ TABLES: tuple[Table, ...] = (
         _c("kind", "VARCHAR", "positional-only | positional | var-positional | keyword-only | var-keyword", True),
         _c("annotation", "VARCHAR", "as written"),
         _c("default_value", "VARCHAR", "as written"))),
+    Table("bindings", "names bound inside functions: assignments, loop, with and except targets, walrus "
+          "expressions, global and nonlocal declarations (parameters are in `parameters`). A bare name bound here "
+          "means this binding, never a module-level definition of the same name; calls through it resolve by "
+          "the assigned value or annotation", (
+              _c("file_id", "BIGINT", "the file", True),
+              _c("scope_qualname", "VARCHAR", "the function the name is bound in", True),
+              _c("name", "VARCHAR", "the bound name", True),
+              _c("kind", "VARCHAR", "assignment | loop | as | walrus | global | nonlocal", True),
+              _c("line", "INTEGER", "where"),
+              _c("value", "VARCHAR", "assignments of one name: the assigned expression, shortened"),
+              _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
     Table("imports", "every import statement, one row per imported name", (
         _c("file_id", "BIGINT", "the file", True),
         _c("module", "VARCHAR", "the importing module", True),
@@ -230,9 +241,10 @@ TABLES: tuple[Table, ...] = (
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
         _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
            stage="resolve"),
-        _c("resolution", "VARCHAR", "local | import | self | super (the repository's own code) | library (the "
-           "standard library or a package it imports) | builtin | external (outside the graph) | NULL",
-           stage="resolve"))),
+        _c("resolution", "VARCHAR", "local | import | self | super | type (a method of the class a value, "
+           "parameter or attribute holds, from its annotation or assigned value) | alias (a function assigned to "
+           "a local name) — the repository's own code; library (the standard library or a package it imports) | "
+           "builtin | external (outside the graph) | NULL", stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),
         _c("class_id", "BIGINT", "the class (id in classes)", True),
@@ -264,10 +276,13 @@ TABLES: tuple[Table, ...] = (
 BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
 for _table in TABLES:
     _table.row  # noqa: B018 - define every row type at import (see Table.row)
-EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions", "parameters", "imports",
-                              "calls", "inheritance")  # what the parser emits per file
+EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions", "parameters", "bindings",
+                              "imports", "calls", "inheritance")  # what the parser emits per file
 DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
+# How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
+PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias")
+PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 
 

@@ -28,7 +28,7 @@ def test_the_database_has_exactly_the_declared_tables_and_columns(mini_db):
 
 def test_parser_rows_are_the_declared_named_tuples():
     source = (b"import os\n\nY = 2\n\n\nclass A(object):\n    x = 1\n\n    def m(self, a, *, b=2):\n"
-              b"        def inner():\n            return a\n        return os.path.join(inner())\n")
+              b"        def inner():\n            return a\n        c = inner()\n        return os.path.join(c)\n")
     facts = extract(source, "pkg/a.py", "pkg.a", False)
     for name, rows in facts.rows.items():
         table = schema.BY_NAME[name]

@@ -28,8 +28,9 @@ import duckdb
 
 from ..errors import CodegraphError
 from ..llm import estimate_tokens
+from ..schema import PROJECT_CALL_SQL
 
-_PROJECT_CALL = "resolution IN ('local', 'import', 'self', 'super')"
+_PROJECT_CALL = PROJECT_CALL_SQL
 _MODULE_EDGES: dict[tuple, dict[tuple[str, str], int]] = {}
 
 

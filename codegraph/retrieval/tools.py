@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 
 from ..db import run_query
+from ..schema import PROJECT_CALL_SQL
 from .engine import query_terms
 from .rules import load_template
 
@@ -74,11 +75,11 @@ def get_relevant_code(con: duckdb.DuckDBPyConnection, query: str, limit: int = 1
 
 def get_related_snippets(con: duckdb.DuckDBPyConnection, qualname: str, limit: int = 10) -> list[dict]:
     """Code that calls, or is called by, a definition: how it is used in the project."""
-    return _dicts(con, """
+    return _dicts(con, f"""
         SELECT 'caller' AS relation, c.caller_qualname AS qualname, f.path, c.line, c.callee_text
         FROM calls c JOIN files f USING (file_id) WHERE c.resolved_callee = $q
         UNION ALL
         SELECT 'callee', c.resolved_callee, f.path, c.line, c.callee_text
         FROM calls c JOIN files f USING (file_id)
-        WHERE c.caller_qualname = $q AND c.resolution IN ('local', 'import', 'self', 'super')
+        WHERE c.caller_qualname = $q AND c.{PROJECT_CALL_SQL}
         ORDER BY relation, path, line LIMIT $k""", {"q": qualname, "k": limit})
