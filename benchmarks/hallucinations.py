@@ -231,6 +231,8 @@ class Generator:
                 return None
             qualname = row[0]
             owner = self.con.execute("SELECT id FROM symbols WHERE qualname = $q", {"q": qualname}).fetchone()
+            if owner is None:  # inherited from a library class: not the project's to misuse
+                return None
             owner_id, kind = owner[0], "method"
         params = self.con.execute("""SELECT name, kind, default_value FROM parameters WHERE owner_id = $o
                                      ORDER BY position""", {"o": owner_id}).fetchall()
