@@ -34,6 +34,10 @@ _QUERY_TEXT = """
 (named_expression name: (identifier) @bind_walrus)
 (global_statement (identifier) @bind_global)
 (nonlocal_statement (identifier) @bind_nonlocal)
+(lambda parameters: (lambda_parameters) @bind_lambda)
+(with_item value: (_) @implicit_with)
+(for_statement right: (_) @implicit_for)
+(raise_statement . (_) @implicit_raise)
 """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
@@ -42,7 +46,7 @@ _VALUE_LIMIT = 240
 ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, InheritanceRow = (
     BY_NAME[t].row for t in EXTRACTED)
 _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
-                     "bind_nonlocal": "nonlocal"}
+                     "bind_nonlocal": "nonlocal", "bind_lambda": "lambda"}
 
 
 def stable_id(*parts: str) -> int:
@@ -173,6 +177,7 @@ class _Extractor:
         self.collect_bindings(captures, module_scope, intervals)
         self.collect_imports(captures.get("import", []), module_scope, intervals)
         self.collect_calls(captures.get("call", []), module_scope, intervals)
+        self.collect_implicit(captures, module_scope, intervals)
 
         self.rows["classes"].extend(classes.values())
         for table, row, params, owner_id in functions.values():
@@ -200,7 +205,7 @@ class _Extractor:
                 self.rows["calls"].append(CallRow(
                     file_id=self.file_id, caller_id=outer.id, caller_qualname=outer.qualname, line=sp[0] + 1,
                     col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
-                    callee_name=text.rpartition(".")[2]))
+                    callee_name=text.rpartition(".")[2], kind="decorator"))
         start, end = wrapper.start_point[0] + 1, wrapper.end_point[0] + 1
         body = node.child_by_field_name("body")
         doc = self.docstring(body)
@@ -433,15 +438,26 @@ class _Extractor:
         return all_names
 
     def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None) -> None:
-        """Binding rows for the names `left` binds in a function (a name, or a tuple of them)."""
+        """Binding rows for the names `left` binds in a function (a name, or a tuple of them), with
+        the value each one gets where the code says (`a, b = f, g`; `a = b = f`)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
-        value = annotation = None
-        if statement is not None and len(targets) == 1 and left.type == "identifier":
-            value = self.flat(statement.child_by_field_name("right"))
+        values: list[str | None] = [None] * len(targets)
+        annotation = None
+        if statement is not None:
+            right = statement.child_by_field_name("right")
+            while right is not None and right.type == "assignment":  # a = b = value
+                right = right.child_by_field_name("right")
+            annotation = self.flat(statement.child_by_field_name("type"))
+            if left.type == "identifier":
+                values = [self.flat(right)]
+            elif right is not None and right.type in ("expression_list", "tuple") and \
+                    left.type in ("pattern_list", "tuple_pattern"):
+                elements = [c for c in right.named_children if c.type != "comment"]
+                if len(elements) == len(targets) == len(left.named_children):
+                    values = [self.flat(e) for e in elements]
+        for target, value in zip(targets, values):
             if value is not None and len(value) > _VALUE_LIMIT:
                 value = value[:_VALUE_LIMIT] + "..."
-            annotation = self.flat(statement.child_by_field_name("type"))
-        for target in targets:
             self.rows["bindings"].append(BindingRow(
                 file_id=self.file_id, scope_qualname=scope.qualname, name=self.text(target), kind=kind,
                 line=target.start_point[0] + 1, value=value, annotation=annotation))
@@ -453,6 +469,15 @@ class _Extractor:
                     continue
                 if node.type == "as_pattern_target":
                     node = next((c for c in node.named_children if c.type != "comment"), node)
+                if node.type == "lambda_parameters":  # a lambda's names, counted as its function's
+                    for param in node.named_children:
+                        ident = param if param.type == "identifier" else \
+                            (param.child_by_field_name("name") or (param.named_children[0] if param.named_child_count else None))
+                        if ident is not None and ident.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                            ident = ident.named_children[0] if ident.named_child_count else None
+                        if ident is not None and ident.type == "identifier":
+                            self.bind(scope, ident, kind)
+                    continue
                 self.bind(scope, node, kind)
 
     def _targets(self, left: Node):
@@ -552,7 +577,29 @@ class _Extractor:
             sp, ep = callee.start_point, callee.end_point
             out.append(CallRow(file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname,
                                line=sp[0] + 1, col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
-                               callee_name=name))
+                               callee_name=name, kind="call"))
+
+    _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
+                 "implicit_raise": ("__init__",)}
+
+    def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+        """Rows for the methods Python calls without a call expression: the callee text names the
+        object and the method (`Ctx().__enter__`), for the resolver to follow like any call."""
+        for capture, methods in self._IMPLICIT.items():
+            for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
+                if node.type == "as_pattern":  # with X as y: the object is X
+                    node = next((c for c in node.named_children if c.type != "comment"), None)
+                if node is None or (capture == "implicit_raise" and node.type not in ("identifier", "attribute")):
+                    continue  # `raise C(...)` is a constructor call, handled as one
+                text = self.flat(node)
+                if text is None or len(text) > _VALUE_LIMIT:
+                    continue
+                sp, ep = node.start_point, node.end_point
+                for method in methods:
+                    self.rows["calls"].append(CallRow(
+                        file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
+                        col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
+                        callee_name=method, kind="implicit"))
 
 
 def line_count(src: bytes) -> int:

@@ -26,7 +26,7 @@ from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .library import Finder
 from .errors import RepositoryError, SchemaMismatch
 from .extract import FileFacts, UndecodableSource, extract
-from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA
+from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS
 from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
@@ -234,9 +234,21 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
     values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     calls = tables["calls"]
-    texts, file_ids, callers = _columns(calls, ("callee_text", "file_id", "caller_qualname"))
+    texts, file_ids, callers, kinds = _columns(calls, ("callee_text", "file_id", "caller_qualname", "kind"))
     values = [resolver.resolve_call(t, modules[f], c) for t, f, c in zip(texts, file_ids, callers)]
+    values = [_implicit(resolver, v) if k == "implicit" else v for v, k in zip(values, kinds)]
+    # `C()` also runs C.__init__: one more row, of kind implicit, where the repository defines it
+    inits = [(i, init) for i, (target, how) in enumerate(values)
+             if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class"
+             and (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries]
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
+    if inits:
+        extra = calls.take([i for i, _ in inits])
+        for name, column in (("callee_text", [f"{texts[i]}.__init__" for i, _ in inits]),
+                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["implicit"] * len(inits))):
+            extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
+        extra = with_columns(extra, RESOLVED_COLUMNS["calls"], [(init, "implicit") for _, init in inits])
+        out["calls"] = pa.concat_tables([out["calls"], extra])
     inheritance = tables["inheritance"]
     values = []
     for qualname, position in zip(*_columns(inheritance, ("class_qualname", "position"))):
@@ -244,6 +256,15 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
         values.append(resolved[position] if position < len(resolved) else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
     return out
+
+
+def _implicit(resolver: Resolver, value: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    """An implicit call counts where it ends in the repository's own code (`with open(...)` is
+    not news)."""
+    target, how = value
+    if how in PROJECT_RESOLUTIONS and target not in resolver.libraries:
+        return target, "implicit"
+    return None, None
 
 
 def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],

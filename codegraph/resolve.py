@@ -274,7 +274,26 @@ class Resolver:
         target, how = self.resolve_expression(text, module, caller)
         if target is None:
             return None, None
+        if self.defs.get(target) in ("variable", "class_attribute") and how != "builtin":
+            aliased = self._alias_of(target)  # h = helper at module level; h()
+            if aliased is not None:
+                return aliased, "alias"
         return target, how
+
+    def _alias_of(self, qualname: str) -> str | None:
+        """The function or class a module-level or class-level name was assigned (`h = helper`)."""
+        module, said = self.evidence.get(qualname, (None, None))
+        if not said or not _DOTTED.match(said) or qualname in self._busy:
+            return None
+        self._busy.add(qualname)
+        try:
+            scope = qualname.rpartition(".")[0]
+            target, _ = self.resolve_expression(said, module, scope if self.defs.get(scope) == "class" else module)
+        finally:
+            self._busy.discard(qualname)
+        if target is not None and self.defs.get(target) in _CALLABLE_KINDS | {"class"}:
+            return target
+        return None
 
     def resolve_import(self, row: tuple) -> tuple[str | None, str | None, str | None]:
         """(resolved_module, resolved_qualname, resolution) for an imports row."""

@@ -209,7 +209,8 @@ TABLES: tuple[Table, ...] = (
               _c("file_id", "BIGINT", "the file", True),
               _c("scope_qualname", "VARCHAR", "the function the name is bound in", True),
               _c("name", "VARCHAR", "the bound name", True),
-              _c("kind", "VARCHAR", "assignment | loop | as | walrus | global | nonlocal", True),
+              _c("kind", "VARCHAR", "assignment | loop | as | walrus | global | nonlocal | lambda (a lambda's "
+                 "parameter, counted as its function's)", True),
               _c("line", "INTEGER", "where"),
               _c("value", "VARCHAR", "assignments of one name: the assigned expression, shortened"),
               _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
@@ -239,12 +240,16 @@ TABLES: tuple[Table, ...] = (
         _c("end_col", "INTEGER", "end column"),
         _c("callee_text", "VARCHAR", "\"self.parse_object\", \"json.loads\", \"f(x).g\"", True),
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
+        _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
+           "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` "
+           "and `C()` -> C.__init__)", True),
         _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
            stage="resolve"),
         _c("resolution", "VARCHAR", "local | import | self | super | type (a method of the class a value, "
            "parameter or attribute holds, from its annotation or assigned value) | alias (a function assigned to "
            "a local name) — the repository's own code; library (the standard library or a package it imports) | "
-           "builtin | external (outside the graph) | NULL", stage="resolve"))),
+           "builtin | external (outside the graph) | implicit (a `kind` implicit row that ends in the "
+           "repository's code) | NULL", stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),
         _c("class_id", "BIGINT", "the class (id in classes)", True),
@@ -281,7 +286,7 @@ EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "neste
 DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
-PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias")
+PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "implicit")
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 

@@ -1,0 +1,7 @@
+def helper():
+    return 1
+
+h = helper
+
+def run():
+    return h()

@@ -1,0 +1,10 @@
+class A:
+    def f(self):
+        return 1
+
+def make() -> A:
+    return A()
+
+def run():
+    a = make()
+    return a.f()

@@ -1,0 +1,6 @@
+class A:
+    def clone(self, other: "A"):
+        return other.f()
+
+    def f(self):
+        return 1

@@ -1,0 +1,5 @@
+class A:
+    pass
+
+def run():
+    return A()

@@ -1,0 +1,4 @@
+from model import Item
+
+def run():
+    return Item()

@@ -1,0 +1,2 @@
+def trace(fn):
+    return fn

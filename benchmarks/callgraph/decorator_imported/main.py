@@ -1,0 +1,5 @@
+from deco import trace
+
+@trace
+def work():
+    return 1

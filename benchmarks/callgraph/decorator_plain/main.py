@@ -1,0 +1,6 @@
+def trace(fn):
+    return fn
+
+@trace
+def work():
+    return 1

@@ -1,0 +1,5 @@
+def run():
+    return later()
+
+def later():
+    return 2

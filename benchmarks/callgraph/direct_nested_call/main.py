@@ -1,0 +1,8 @@
+def a():
+    pass
+
+def b(x):
+    return x
+
+def run():
+    b(a())

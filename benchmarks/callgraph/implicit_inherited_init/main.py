@@ -1,0 +1,9 @@
+class Base:
+    def __init__(self):
+        self.x = 1
+
+class A(Base):
+    pass
+
+def run():
+    return A()

@@ -1,0 +1,4 @@
+from shapes import Square
+
+def run():
+    Square.unit()

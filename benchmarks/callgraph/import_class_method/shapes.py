@@ -1,0 +1,4 @@
+class Square:
+    @staticmethod
+    def unit():
+        return Square()

@@ -1,0 +1,4 @@
+from util import tool
+
+def run():
+    tool()

@@ -1,0 +1,3 @@
+def run():
+    from util import tool
+    tool()

@@ -1,0 +1,4 @@
+import util
+
+def run():
+    util.tool()

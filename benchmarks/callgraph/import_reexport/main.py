@@ -1,0 +1,4 @@
+from pkg import work
+
+def run():
+    work()

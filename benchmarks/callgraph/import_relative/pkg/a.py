@@ -1,0 +1,6 @@
+from .b import g
+from . import b
+
+def f():
+    g()
+    b.h()

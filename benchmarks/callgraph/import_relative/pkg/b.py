@@ -1,0 +1,5 @@
+def g():
+    pass
+
+def h():
+    pass

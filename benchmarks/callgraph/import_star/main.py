@@ -1,0 +1,4 @@
+from util import *
+
+def run():
+    tool()

@@ -1,0 +1,4 @@
+import pkg.sub
+
+def run():
+    pkg.sub.work()

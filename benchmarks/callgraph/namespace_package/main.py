@@ -1,0 +1,4 @@
+from ns.tools import work
+
+def run():
+    work()

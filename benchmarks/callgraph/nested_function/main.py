@@ -1,0 +1,4 @@
+def outer():
+    def inner():
+        return 1
+    return inner()

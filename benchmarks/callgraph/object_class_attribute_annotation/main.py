@@ -1,0 +1,9 @@
+class Log:
+    def write(self, s):
+        return s
+
+class Service:
+    log: Log
+
+    def run(self):
+        return self.log.write("x")

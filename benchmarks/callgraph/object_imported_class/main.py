@@ -1,0 +1,5 @@
+from model import Store
+
+def run():
+    store = Store()
+    store.save()

@@ -1,0 +1,3 @@
+class Store:
+    def save(self):
+        pass

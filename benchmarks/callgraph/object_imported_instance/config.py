@@ -1,0 +1,5 @@
+class Settings:
+    def load(self):
+        return {}
+
+settings = Settings()

@@ -1,0 +1,4 @@
+from config import settings
+
+def run():
+    return settings.load()

@@ -1,0 +1,7 @@
+def make():
+    def inner():
+        return 1
+    return inner
+
+def run():
+    return make()()

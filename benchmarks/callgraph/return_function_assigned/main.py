@@ -1,0 +1,9 @@
+def inner():
+    return 1
+
+def get():
+    return inner
+
+def run():
+    f = get()
+    return f()

@@ -1,0 +1,6 @@
+class A:
+    def f(self):
+        return self.g()
+
+    def g(self):
+        return 1

@@ -1,0 +1,6 @@
+class A:
+    def f(this):
+        return this.g()
+
+    def g(this):
+        return 1

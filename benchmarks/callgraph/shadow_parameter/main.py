@@ -1,0 +1,6 @@
+def helper():
+    return 1
+
+
+def run(helper):
+    return helper()

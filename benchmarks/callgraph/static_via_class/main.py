@@ -1,0 +1,7 @@
+class A:
+    @staticmethod
+    def s():
+        return 1
+
+def run():
+    return A.s()
