@@ -245,7 +245,7 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
     if inits:
         extra = calls.take([i for i, _ in inits])
         for name, column in (("callee_text", [f"{texts[i]}.__init__" for i, _ in inits]),
-                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["implicit"] * len(inits))):
+                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
             extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
         extra = with_columns(extra, RESOLVED_COLUMNS["calls"], [(init, "implicit") for _, init in inits])
         out["calls"] = pa.concat_tables([out["calls"], extra])
@@ -810,7 +810,8 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
             _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
             _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
         )
-        redo = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _RESOLVED_TABLES}
+        redo = {name: _concat(name, [fetch(name, where + (" AND kind <> 'init'" if name == "calls" else "")),
+                                     fresh[name]]) for name in _RESOLVED_TABLES}  # init rows come again
         scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
         for name in _RESOLVED_TABLES:
             con.execute(f'DELETE FROM "{name}" {where}')

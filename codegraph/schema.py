@@ -241,14 +241,14 @@ TABLES: tuple[Table, ...] = (
         _c("callee_text", "VARCHAR", "\"self.parse_object\", \"json.loads\", \"f(x).g\"", True),
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
         _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
-           "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` "
-           "and `C()` -> C.__init__)", True),
+           "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` -> "
+           "C.__init__) | init (`C()` also runs C.__init__: a row added by resolution next to the call)", True),
         _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
            stage="resolve"),
         _c("resolution", "VARCHAR", "local | import | self | super | type (a method of the class a value, "
            "parameter or attribute holds, from its annotation or assigned value) | alias (a function assigned to "
            "a local name) — the repository's own code; library (the standard library or a package it imports) | "
-           "builtin | external (outside the graph) | implicit (a `kind` implicit row that ends in the "
+           "builtin | external (outside the graph) | implicit (an implicit or init row that ends in the "
            "repository's code) | NULL", stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),

@@ -14,7 +14,7 @@ def _snapshot(db_path):
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         out = {}
-        for table in ("files", "modules", "classes", "members", "globals", "parameters", "imports", "calls",
+        for table in ("files", "modules", "classes", "members", "globals", "parameters", "bindings", "imports", "calls",
                       "inheritance", "nested_functions", "skipped_files"):
             out[table] = con.execute(f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL"
                                      if table != "skipped_files" else f"SELECT * FROM {table} ORDER BY ALL").fetchall()
