@@ -178,7 +178,7 @@ def main() -> None:
     results: list[dict] = []
     try:
         roots = prepare(scratch)
-        linter = Linter()
+        linter = Linter(max_bytes=4_000_000)  # whole library files, not a model's answer
         for corpus, root in roots.items():
             report = index_repository(root)
             con = duckdb.connect(str(report.db_path), read_only=True)
