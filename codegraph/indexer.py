@@ -6,11 +6,13 @@ one transaction. Either way a crash leaves the previous database as it was.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ import pyarrow as pa
 from . import __version__, db, library
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .library import Finder
-from .errors import RepositoryError, SchemaMismatch
+from .errors import DatabaseLocked, RepositoryError, SchemaMismatch
 from .extract import FileFacts, UndecodableSource, extract
 from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS
 from .resolve import Resolver
@@ -376,6 +378,14 @@ def index_repository(
     _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
+    with _index_lock(target):
+        return _index_locked(root, target, jobs, max_file_size, full, embed, progress, libraries, python, report,
+                             started)
+
+
+def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full: bool, embed: bool,
+                  progress: Progress | None, libraries: bool, python: str | None, report: IndexReport,
+                  started: float) -> IndexReport:
     _remove_abandoned_builds(target)
 
     t = time.perf_counter()
@@ -634,6 +644,48 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
         raise
 
 
+@contextlib.contextmanager
+def _index_lock(target: Path) -> Iterator[None]:
+    """One index run at a time per database; the second waits. Readers are never blocked."""
+    if os.name == "nt":  # no flock; DuckDB's own lock still refuses a second writer
+        yield
+        return
+    import fcntl
+
+    with open(target.with_name(target.name + ".lock"), "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection that may write the database. DuckDB lets a writer in only when no other
+    process has the file open, so while readers hold it (a server, the duckdb shell, a search)
+    the update goes to a copy that replaces the file atomically when it is complete: readers keep
+    the state they opened, the next ones open the new one, and nobody waits or fails."""
+    copy = None
+    try:
+        con = db.connect_writable(target)
+    except DatabaseLocked:
+        copy = target.with_name(target.name + f".building-{os.getpid()}")
+        shutil.copyfile(target, copy)
+        con = db.connect_writable(copy)
+    try:
+        yield con
+    except BaseException:
+        con.close()
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+            copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
+        raise
+    con.close()
+    if copy is not None:
+        os.replace(copy, target)
+
+
 def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
     f = by_path.get(skip.path)
     return SkipRow(path=skip.path, reason=skip.reason, detail=skip.detail, size=f.size if f else None,
@@ -643,9 +695,9 @@ def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
 def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
             embed: bool = True, finder: Finder | None = None) -> None:
     report.mode = "update"
-    # Read what the database holds, then let go of it while the workers parse: forking a process
-    # that holds a DuckDB connection (and its threads) is not safe.
-    con = db.connect_writable(target)
+    # Read what the database holds (read-only: readers of the file do not stop that), then let go
+    # of it while the workers parse: forking a process that holds a DuckDB connection is not safe.
+    con = db.connect_readonly(target)
     try:
         meta = db.check_schema(con, target)
         if meta.get("repo_root") != str(root):
@@ -702,10 +754,11 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
         raise _Rebuild("a library the repository imports changed on disk")
     if not to_parse and not deleted and not touched and not skips_changed:
         report.mode = "unchanged"
-        con = db.connect_writable(target)
+        if model is not None and VectorCache.read(vectors_path(target), token=meta.get("vectors_token") or "-") is None:
+            with _writable(target) as con:  # the vector cache is missing or damaged: made again
+                report.vectors = build_vector_cache(con, target)
+        con = db.connect_readonly(target)
         try:
-            if model is not None and VectorCache.read(vectors_path(target), token=meta.get("vectors_token") or "-") is None:
-                report.vectors = build_vector_cache(con, target)  # missing or damaged: made again
             _summarise(report, con)
         finally:
             con.close()
@@ -735,105 +788,112 @@ def _update(root: Path, target: Path, found, jobs: int, progress: Progress | Non
     if progress:
         progress("writing", 0, 1, str(target))
 
-    con = db.connect_writable(target)
-    try:
-        con.execute("BEGIN")
-        gone_ids = [old[p][0] for p in gone]
-        changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
-        con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT unnest($ids::BIGINT[]) AS file_id", {"ids": gone_ids})
-        con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT unnest($m::VARCHAR[]) AS module",
-                    {"m": changed_modules})
-        # When the changed files still define and import the same names, no other file can
-        # resolve differently. When only definitions changed, re-resolve the files that pointed at
-        # a removed one or hold an unresolved name an added one may now answer. Otherwise (their
-        # imports or bases changed) re-resolve every file that points into a changed module.
-        old_interface = _interface_from_db(con)
-        new_interface = _interface_from_tables(fresh)
-        # What a definition holds or returns (its evidence, for calls resolved by type) changed?
-        old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
-        new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
-        retyped = any(q in new_says and new_says[q] != said for q, said in old_says.items())
-        changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
-        if not changed and not retyped:
-            affected = []
-        elif not retyped and all(item[0] == "def" for item in changed):
-            removed = sorted({item[1] for item in old_interface - new_interface})
-            added = new_interface - old_interface
-            added_names = sorted({item[1].rpartition(".")[2] for item in added})
-            affected = [r[0] for r in con.execute("""
-                SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
-                UNION SELECT file_id FROM imports
-                    WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
-                UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
-                UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-                    AND list_contains($added, callee_name)
-                UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-                    AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
-                UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-                    AND list_contains($added, split_part(base_text, '.', -1))
-            """, {"removed": removed, "added": added_names}).fetchall()]
-        else:
-            affected = [r[0] for r in con.execute("""
-                SELECT DISTINCT file_id FROM imports i JOIN _changed c
-                  ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
-                     OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
-                UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
-                  ON starts_with(k.resolved_callee, c.module || '.')
-                UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
-                  ON starts_with(h.resolved_base, c.module || '.')
-                UNION SELECT DISTINCT file_id FROM calls WHERE $retyped AND resolution IN ('type', 'alias')
-            """, {"retyped": retyped}).fetchall()]
-        affected = sorted(set(affected) - set(gone_ids))
-        report.reresolved = len(affected)
-        con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
-                    {"ids": affected})
-        for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
-            con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
-        if model is not None:
-            _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
-        for name in EXTRACTED:
-            if name not in _RESOLVED_TABLES:
-                db.insert_arrow(con, name, fresh[name])
-        for chunk in chunks:
-            db.insert_arrow(con, "terms", chunk.terms)
+    with _writable(target) as con:
+        _apply_update(con, target, report, meta, model, old, gone, to_parse, fresh, chunks, file_rows, touched,
+                      skips_now, by_path, progress)
 
-        # What the resolver needs from the rest of the repository.
-        defs = con.execute(_DEFINITIONS_SQL).fetchall()
-        where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
-        def fetch(name: str, clause: str = "") -> pa.Table:
-            cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
-            return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
+def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old: dict, gone: list,
+                  to_parse: list, fresh: dict, chunks: list, file_rows: list, touched: list, skips_now: list,
+                  by_path: dict, progress: Progress | None) -> None:
+    """The update as one transaction on `con`: replace the changed files' rows, re-resolve what
+    they can affect, refresh the terms statistics and the vector cache."""
+    t = time.perf_counter()
+    con.execute("BEGIN")
+    gone_ids = [old[p][0] for p in gone]
+    changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
+    con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT unnest($ids::BIGINT[]) AS file_id", {"ids": gone_ids})
+    con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT unnest($m::VARCHAR[]) AS module",
+                {"m": changed_modules})
+    # When the changed files still define and import the same names, no other file can
+    # resolve differently. When only definitions changed, re-resolve the files that pointed at
+    # a removed one or hold an unresolved name an added one may now answer. Otherwise (their
+    # imports or bases changed) re-resolve every file that points into a changed module.
+    old_interface = _interface_from_db(con)
+    new_interface = _interface_from_tables(fresh)
+    # What a definition holds or returns (its evidence, for calls resolved by type) changed?
+    old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
+    new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
+    retyped = any(q in new_says and new_says[q] != said for q, said in old_says.items())
+    changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
+    if not changed and not retyped:
+        affected = []
+    elif not retyped and all(item[0] == "def" for item in changed):
+        removed = sorted({item[1] for item in old_interface - new_interface})
+        added = new_interface - old_interface
+        added_names = sorted({item[1].rpartition(".")[2] for item in added})
+        affected = [r[0] for r in con.execute("""
+            SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
+            UNION SELECT file_id FROM imports
+                WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
+            UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
+            UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
+                AND list_contains($added, callee_name)
+            UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
+                AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
+            UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
+                AND list_contains($added, split_part(base_text, '.', -1))
+        """, {"removed": removed, "added": added_names}).fetchall()]
+    else:
+        affected = [r[0] for r in con.execute("""
+            SELECT DISTINCT file_id FROM imports i JOIN _changed c
+              ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
+                 OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
+              ON starts_with(k.resolved_callee, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
+              ON starts_with(h.resolved_base, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM calls WHERE $retyped AND resolution IN ('type', 'alias')
+        """, {"retyped": retyped}).fetchall()]
+    affected = sorted(set(affected) - set(gone_ids))
+    report.reresolved = len(affected)
+    con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
+                {"ids": affected})
+    for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
+        con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
+    if model is not None:
+        _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
+    for name in EXTRACTED:
+        if name not in _RESOLVED_TABLES:
+            db.insert_arrow(con, name, fresh[name])
+    for chunk in chunks:
+        db.insert_arrow(con, "terms", chunk.terms)
 
-        resolver = _build_resolver(
-            defs,
-            _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-            _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
-        )
-        redo = {name: _concat(name, [fetch(name, where + (" AND kind <> 'init'" if name == "calls" else "")),
-                                     fresh[name]]) for name in _RESOLVED_TABLES}  # init rows come again
-        scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
-        for name in _RESOLVED_TABLES:
-            con.execute(f'DELETE FROM "{name}" {where}')
-        classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
-        modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
-        modules.update({r.file_id: r.module for r in file_rows})
-        _write_resolved(con, resolver, {**redo, **scopes}, classes, modules)
-        db.insert_rows(con, "files", file_rows)
-        for fid, mtime in touched:
-            con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
-        con.execute("DELETE FROM skipped_files")
-        db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
-        _term_stats(con)
-        db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
-        if model is not None:
-            if progress:
-                progress("vector cache", 0, 1, "")
-            changed_files = sorted(set(gone_ids) | {r.file_id for r in file_rows})
-            report.vectors = build_vector_cache(con, target, previous_token=meta.get("vectors_token"),
-                                                changed_files=changed_files)
-        con.execute("COMMIT")
-        report.timings["write"] = time.perf_counter() - t
-        _summarise(report, con)
-    finally:
-        con.close()
+    # What the resolver needs from the rest of the repository.
+    defs = con.execute(_DEFINITIONS_SQL).fetchall()
+    where = "WHERE file_id IN (SELECT file_id FROM _affected)"
+
+    def fetch(name: str, clause: str = "") -> pa.Table:
+        cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
+        return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
+
+    resolver = _build_resolver(
+        defs,
+        _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
+        _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
+    )
+    redo = {name: _concat(name, [fetch(name, where + (" AND kind <> 'init'" if name == "calls" else "")),
+                                 fresh[name]]) for name in _RESOLVED_TABLES}  # init rows come again
+    scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
+    for name in _RESOLVED_TABLES:
+        con.execute(f'DELETE FROM "{name}" {where}')
+    classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
+    modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
+    modules.update({r.file_id: r.module for r in file_rows})
+    _write_resolved(con, resolver, {**redo, **scopes}, classes, modules)
+    db.insert_rows(con, "files", file_rows)
+    for fid, mtime in touched:
+        con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
+    con.execute("DELETE FROM skipped_files")
+    db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
+    _term_stats(con)
+    db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+    if model is not None:
+        if progress:
+            progress("vector cache", 0, 1, "")
+        changed_files = sorted(set(gone_ids) | {r.file_id for r in file_rows})
+        report.vectors = build_vector_cache(con, target, previous_token=meta.get("vectors_token"),
+                                            changed_files=changed_files)
+    con.execute("COMMIT")
+    report.timings["write"] = time.perf_counter() - t
+    _summarise(report, con)

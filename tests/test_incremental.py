@@ -172,3 +172,37 @@ def test_added_definition_resolves_calls_elsewhere_and_removed_one_unresolves_th
         (None,)]
     con.close()
     assert _snapshot(removed.db_path) == _snapshot(index_repository(mini_repo, tmp_path / "b.duckdb", jobs=1).db_path)
+
+
+def _reader(db_path, sql):
+    """A process that opens the graph read-only, answers `sql` once, waits for a line, answers again."""
+    code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1], read_only=True); q = sys.argv[2]\n"
+            "print(con.execute(q).fetchone()[0], flush=True); sys.stdin.readline()\n"
+            "print(con.execute(q).fetchone()[0], flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db_path), sql], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    first = proc.stdout.readline().strip()
+    return proc, first
+
+
+def test_an_update_while_readers_hold_the_file_swaps_in_a_new_snapshot(mini_repo):
+    """DuckDB admits a writer only alone: with readers present the update writes a copy and swaps
+    it in; readers keep the state they opened, new readers see the new one, nobody fails."""
+    report = index_repository(mini_repo, jobs=1, libraries=False)
+    count = "SELECT count(*) FROM globals WHERE name = 'brand_new'"
+    reader, before = _reader(report.db_path, count)
+    try:
+        assert index_repository(mini_repo, jobs=1, libraries=False).mode == "unchanged"  # a no-op is read-only
+        (mini_repo / "src/shop/new.py").write_text("def brand_new():\n    return 1\n")
+        updated = index_repository(mini_repo, jobs=1, libraries=False)
+        assert updated.mode == "update" and updated.parsed == 1
+        out, _ = reader.communicate("\n", timeout=30)
+    finally:
+        reader.kill()
+    assert before == "0" and out.strip() == "0"  # the reader's snapshot did not move under it
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    try:
+        assert con.execute(count).fetchone()[0] == 1
+    finally:
+        con.close()
+    assert not list(report.db_path.parent.glob("*.building-*"))
