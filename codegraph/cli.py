@@ -336,6 +336,25 @@ def rules(markdown, uncovered):
         click.echo(f"{rule.symbol:28} {CATEGORIES.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
 
 
+@main.command()
+@click.argument("repo", type=click.Path(exists=True, file_okay=False), default=".")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), help="Database file. Default: REPO/.codegraph/graph.duckdb.")
+@click.option("--no-libraries", is_flag=True, help="Leave the standard library and installed packages out.")
+def mcp(repo, db_path, no_libraries):
+    """Serve REPO's graph to a coding agent over the Model Context Protocol (stdio).
+
+    Tools: sql, schema, search, context, diagnose, class_info, signature, members, body,
+    imports_for, relevant, callers, callees, index_status. The graph is kept current: a file you
+    save is in the next answer. Needs the `mcp` extra: pip install 'codegraph-duckdb[mcp]'."""
+    try:
+        import mcp as _sdk  # noqa: F401
+    except ImportError:
+        raise CodegraphError("the MCP server needs the official SDK: pip install 'codegraph-duckdb[mcp]'") from None
+    from .server import serve
+
+    serve(repo, db_path, libraries=not no_libraries)
+
+
 @main.group()
 def tool():
     """The RRR tools: class info, signatures, bodies, imports, relevant and related code."""

@@ -1,0 +1,341 @@
+"""`codegraph mcp`: the graph as tools for coding agents, over the Model Context Protocol (stdio).
+
+Every answer reflects the repository as it is on disk: a watcher (watchfiles) marks the graph
+stale when a Python file changes, and the next tool call updates it incrementally before it
+answers (without a watcher, every call runs the no-op check of `codegraph index`). The server
+never blocks other users of the file: it reads through short-lived read-only connections, and
+its updates go through the indexer, which writes a copy and swaps it in while others read.
+Results are capped in tokens and say so when cut.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import __version__, db
+from .errors import CodegraphError
+from .llm import estimate_tokens
+
+MAX_TOKENS = 4000
+_SQL_ROWS = 200
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":"))
+
+
+def capped(rows: list, max_tokens: int = MAX_TOKENS) -> str:
+    """Rows as JSON lines, as many as fit in the budget; the last line says what was left out."""
+    lines, used = [], 0
+    for i, row in enumerate(rows):
+        line = _json(row)
+        cost = estimate_tokens(line + "\n")
+        if used + cost > max_tokens:
+            lines.append(_json({"truncated": True, "shown": i, "total": len(rows),
+                                "hint": "narrow the question (LIMIT, a qualified name) to see the rest"}))
+            break
+        lines.append(line)
+        used += cost
+    return "\n".join(lines) if lines else "(no rows)"
+
+
+def capped_text(text: str, max_tokens: int = MAX_TOKENS) -> str:
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    cut = text[: max_tokens * 4].rsplit("\n", 1)[0]
+    return cut + f"\n[truncated: {estimate_tokens(text)} tokens in all, {max_tokens} shown]"
+
+
+class Graph:
+    """One repository's graph, kept fresh: the watcher marks it stale, `fresh()` updates it."""
+
+    def __init__(self, repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *,
+                 watch: bool = True, libraries: bool = True) -> None:
+        self.repo = Path(repo).resolve()
+        if not self.repo.is_dir():
+            raise CodegraphError(f"{repo} is not a directory: give the repository to serve")
+        self.db_path = Path(db_path) if db_path else db.default_db_path(self.repo)
+        self.libraries = libraries
+        self._stale = threading.Event()
+        self._stale.set()
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._worker: db.QueryWorker | None = None
+        self._worker_file: tuple | None = None
+        self.watching = False
+        self.last_update: dict = {}
+        self.last_check_ms = 0.0
+        if watch:
+            self.watching = self._start_watcher()
+
+    # -- freshness ----------------------------------------------------------------------------
+    def _start_watcher(self) -> bool:
+        try:
+            import watchfiles
+        except ImportError:
+            return False
+
+        def relevant(change, path: str) -> bool:
+            return path.endswith((".py", ".gitignore")) and f"{os.sep}{db.DB_DIRNAME}{os.sep}" not in path
+
+        def run() -> None:
+            try:
+                for _ in watchfiles.watch(self.repo, watch_filter=relevant, debounce=40, step=10,
+                                          stop_event=self._stop, raise_interrupt=False):
+                    self._stale.set()
+            except Exception:  # the watcher died: fall back to checking on every call
+                self.watching = False
+
+        threading.Thread(target=run, name="codegraph-watch", daemon=True).start()
+        return True
+
+    def fresh(self) -> Path:
+        """Bring the graph up to date if anything changed; returns the database path."""
+        from .indexer import index_repository
+
+        started = time.perf_counter()
+        with self._lock:
+            if self._stale.is_set() or not self.watching or not self.db_path.exists():
+                self._stale.clear()
+                report = index_repository(self.repo, self.db_path, libraries=self.libraries)
+                self.last_update = {"mode": report.mode, "parsed": report.parsed, "deleted": report.deleted,
+                                    "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self.last_check_ms = (time.perf_counter() - started) * 1000
+        return self.db_path
+
+    def _identity(self) -> tuple:
+        st = os.stat(self.db_path)
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def connect(self):
+        """A read-only connection to the current file (closed by the caller)."""
+        path = self.fresh()
+        con = db.connect_readonly(path)
+        db.check_schema(con, path)
+        return con
+
+    def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
+              timeout_s: float = 10.0) -> db.QueryResult:
+        """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed."""
+        path = self.fresh()
+        with self._lock:
+            identity = self._identity()
+            if self._worker is None or self._worker_file != identity:
+                if self._worker is not None:
+                    self._worker.close()
+                self._worker, self._worker_file = db.QueryWorker(path), identity
+            worker = self._worker
+        return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s)
+
+    def status(self) -> dict:
+        started = time.perf_counter()
+        self.fresh()
+        check_ms = (time.perf_counter() - started) * 1000
+        stats = db.database_stats(self.db_path)
+        meta = stats["meta"]
+        return {"repository": str(self.repo), "database": str(self.db_path), "indexed_at": meta.get("indexed_at"),
+                "schema_version": meta.get("schema_version"), "tool_version": meta.get("tool_version"),
+                "embedding_model": meta.get("embedding_model"), "counts": stats["counts"],
+                "fresh": True, "watching": self.watching, "freshness_check_ms": round(check_ms, 2),
+                "last_update": self.last_update}
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
+
+
+def _with(graph: Graph, fn):
+    con = graph.connect()
+    try:
+        return fn(con)
+    finally:
+        con.close()
+
+
+SERVER_INSTRUCTIONS = """A code graph of one Python repository in DuckDB: modules, classes, members (inherited ones
+through members_of), globals, parameters, imports, calls (resolved across files), inheritance, bindings, and
+embeddings. Start with `schema` to see the tables and macros, then ask `sql` (read-only) or the lookup tools.
+Every answer reflects the files on disk at the time of the call."""
+
+
+def build_server(graph: Graph):
+    """The MCP server with codegraph's tools bound to `graph`."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("codegraph", version=__version__, instructions=SERVER_INSTRUCTIONS)
+
+    def guarded(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except CodegraphError as exc:  # one line, as an MCP tool error
+                raise ToolError(" ".join(str(exc).split())) from None
+        return run
+
+    def tool(fn):
+        server.add_tool(guarded(fn), name=fn.__name__, description=fn.__doc__)
+        return fn
+
+    @tool
+    def sql(query: str, max_rows: int = 100) -> str:
+        """Run one read-only SELECT (or WITH) over the graph: no writes, no file or network access, a
+        10 s limit, at most max_rows rows (200 at most). The macros (members_of, callers_of, ...) work
+        here; see the `schema` tool. Rows come back as JSON lines, capped in tokens."""
+        result = graph.query(query, max_rows=max(1, min(max_rows, _SQL_ROWS)))
+        rows = [dict(zip(result.columns, r)) for r in result.rows]
+        text = capped(rows)
+        if result.truncated:
+            text += "\n" + _json({"truncated": True, "by": result.stopped_by, "hint": "add LIMIT or filters"})
+        return text
+
+    @tool
+    def schema() -> str:
+        """Every table with its columns and what they mean, the views, and the SQL macros with their
+        arguments: what you need to write correct SQL for the `sql` tool."""
+        from .docgen import schema_markdown
+
+        return capped_text(schema_markdown(), 12000)
+
+    @tool
+    def search(query: str, k: int = 10, mode: str = "hybrid") -> str:
+        """Definitions that answer a plain question ("parse a url into its components"): BM25 over
+        names, docstrings and signatures blended with an embedding; public code before tests and
+        private helpers. mode: hybrid | bm25 | vector."""
+        from .semantic.search import search as run
+
+        hits = _with(graph, lambda con: run(con, graph.db_path, query, max(1, min(k, 50)), mode=mode))
+        return capped([{k2: h[k2] for k2 in ("qualname", "kind", "signature", "path", "start_line", "docstring",
+                                             "why")} for h in hits])
+
+    @tool
+    def context(description: str, file: str, symbol: str, signature: str = "", budget_tokens: int = 2000) -> str:
+        """What code about to be written at FILE (relative path) for SYMBOL (`func` or
+        `Class.method`) will most likely need: the enclosing class's members, the module's imports
+        and names, definitions that answer the description, graph neighbours; each line says why."""
+        from .retrieval.task_context import task_context
+
+        found = _with(graph, lambda con: task_context(graph.db_path, description, file, symbol,
+                                                      signature=signature or None,
+                                                      budget_tokens=max(100, min(budget_tokens, 8000)), con=con))
+        return found.text or "(nothing found)"
+
+    @tool
+    def diagnose(path: str, first_line: int = 0, last_line: int = 0) -> str:
+        """Lint a Python file of the repository (save your edit first) with pylint's error checkers,
+        keep the messages on lines first_line..last_line (0: the whole file), and answer each with
+        the project's real names, signatures and members (SQL over the graph)."""
+        from .retrieval.diagnose import diagnose as run
+
+        target = (graph.repo / path).resolve()
+        if graph.repo not in target.parents:
+            raise CodegraphError(f"{path} is not inside the repository {graph.repo}")
+        graph.fresh()
+        lines = (first_line or None, last_line or None)
+        report = run(target, graph.db_path, lines=lines)
+        if not report.diagnostics:
+            return "no errors"
+        head = "\n".join(f"{d.path}:{d.line}: {d.symbol} ({d.msg_id}) {d.message}" for d in report.diagnostics)
+        return capped_text(head + "\n\n" + (report.context or ""))
+
+    @tool
+    def class_info(name: str) -> str:
+        """A class by simple or qualified name: bases, docstring, constructor, and every member
+        (inherited ones too) with kind and signature."""
+        from .retrieval.tools import get_class_info
+
+        rows = _with(graph, lambda con: get_class_info(con, name))
+        if not rows:
+            raise CodegraphError(f"no class named {name!r} in the graph: try `search` or a qualified name")
+        return capped(rows)
+
+    @tool
+    def signature(name: str) -> str:
+        """Signature, parameters and docstring of a function, method or class, by qualified or
+        simple name."""
+        from .retrieval.tools import get_signature
+
+        rows = _with(graph, lambda con: get_signature(con, name))
+        if not rows:
+            raise CodegraphError(f"no definition named {name!r} in the graph: try `search`")
+        return capped(rows)
+
+    @tool
+    def members(class_name: str) -> str:
+        """The members of a class by qualified name (json.decoder.JSONDecoder), inherited ones
+        included, in method resolution order."""
+        rows = _with(graph, lambda con: _rows(con, """
+            SELECT name, kind, signature, defined_in, qualname FROM members_of($c) WHERE class = $c
+            ORDER BY mro_position, name""", {"c": class_name}))
+        if not rows:
+            raise CodegraphError(f"no class {class_name!r} in the graph (qualified name, e.g. pkg.mod.Class)")
+        return capped(rows)
+
+    @tool
+    def body(qualname: str) -> str:
+        """The source of a function or method, by qualified name."""
+        from .retrieval.tools import get_method_body
+
+        rows = _with(graph, lambda con: get_method_body(con, qualname))
+        if not rows:
+            raise CodegraphError(f"no function {qualname!r} in the graph")
+        return capped(rows)
+
+    @tool
+    def imports_for(name: str) -> str:
+        """How to import a name (a class, function or module), from the project, the standard
+        library or an installed package the project uses."""
+        rows = _with(graph, lambda con: _rows(con, "SELECT * FROM import_candidates($n) LIMIT 10", {"n": name}))
+        if not rows:
+            raise CodegraphError(f"nothing named {name!r} to import in the graph")
+        return capped(rows)
+
+    @tool
+    def relevant(query: str, limit: int = 10) -> str:
+        """Definitions whose names and docstrings match a description (lexical)."""
+        from .retrieval.tools import get_relevant_code
+
+        return capped(_with(graph, lambda con: get_relevant_code(con, query, max(1, min(limit, 50)))))
+
+    @tool
+    def callers(qualname: str) -> str:
+        """Where a function, method or class is called (file, line, and how the call was resolved)."""
+        return capped(_with(graph, lambda con: _rows(con, "SELECT * FROM callers_of($q) LIMIT 200", {"q": qualname})))
+
+    @tool
+    def callees(qualname: str) -> str:
+        """What a function or method calls, each call with what it resolved to."""
+        return capped(_with(graph, lambda con: _rows(con, "SELECT * FROM callees_of($q) LIMIT 200", {"q": qualname})))
+
+    @tool
+    def index_status() -> str:
+        """What is indexed, when, whether it is current (it always is when a tool answers), and how
+        long the last freshness check and update took."""
+        return _json(graph.status())
+
+    return server
+
+
+def _rows(con, sql: str, params: dict) -> list[dict]:
+    result = db.run_query(con, sql, params, max_rows=_SQL_ROWS)
+    return [dict(zip(result.columns, r)) for r in result.rows]
+
+
+def serve(repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *, libraries: bool = True) -> None:
+    """Run the stdio server until the client closes it."""
+    graph = Graph(repo, db_path, libraries=libraries)
+    graph.fresh()  # index before the first question, not during it
+    try:
+        build_server(graph).run("stdio")
+    finally:
+        graph.close()
