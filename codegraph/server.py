@@ -68,6 +68,8 @@ class Graph:
         self._stop = threading.Event()
         self._worker: db.QueryWorker | None = None
         self._worker_file: tuple | None = None
+        self._con = None
+        self._con_file: tuple | None = None
         self.watching = False
         self.last_update: dict = {}
         self.last_check_ms = 0.0
@@ -103,6 +105,7 @@ class Graph:
         with self._lock:
             if self._stale.is_set() or not self.watching or not self.db_path.exists():
                 self._stale.clear()
+                self._close_connection()  # DuckDB will not open a file twice in one process with other settings
                 report = index_repository(self.repo, self.db_path, libraries=self.libraries)
                 self.last_update = {"mode": report.mode, "parsed": report.parsed, "deleted": report.deleted,
                                     "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -114,11 +117,26 @@ class Graph:
         return st.st_ino, st.st_mtime_ns, st.st_size
 
     def connect(self):
-        """A read-only connection to the current file (closed by the caller)."""
+        """A cursor on a read-only connection to the current file, kept open between calls and
+        opened again when the file was replaced (by this server's update or another index run)."""
         path = self.fresh()
-        con = db.connect_readonly(path)
-        db.check_schema(con, path)
-        return con
+        with self._lock:
+            identity = self._identity()
+            if self._con is None or self._con_file != identity:
+                self._close_connection()
+                con = db.connect_readonly(path)
+                try:
+                    db.check_schema(con, path)
+                except CodegraphError:
+                    con.close()
+                    raise
+                self._con, self._con_file = con, identity
+            return self._con.cursor()
+
+    def _close_connection(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
               timeout_s: float = 10.0) -> db.QueryResult:
@@ -148,6 +166,7 @@ class Graph:
     def close(self) -> None:
         self._stop.set()
         with self._lock:
+            self._close_connection()
             if self._worker is not None:
                 self._worker.close()
                 self._worker = None

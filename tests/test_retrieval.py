@@ -80,7 +80,7 @@ SAMPLE_PARAMS = {
     "import_error": {"module": "shop.modls", "last": "modls"},
     "names_in_module_like": {"module": "shop.models", "name": "Itme"},
     "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": []},
-    "undefined_name": {"name": "Cart", "module": "run", "owner": ""},
+    "undefined_name": {"name": "Cart", "module": "run", "owner": "", "function": ""},
     "callee": {"qualname": "shop.pricing.total"},
     "definition": {"qualname": "shop.models.Item.TAX"},
     "same_name_in_scope": {"scope": "shop.models.Cart", "name": "add"},
@@ -489,3 +489,18 @@ def test_project_queries_keep_their_meaning_with_the_library_layer(uses_stdlib):
         assert con.execute("SELECT resolution FROM calls WHERE callee_text = 'json.dumps'").fetchall() == [("library",)]
     finally:
         con.close()
+
+
+def test_an_undefined_name_that_is_the_method_being_written_points_elsewhere(store_repo):
+    """`count(...)` inside Shelf.count means another count, not the method itself (`self.count`)."""
+    (store_repo / "store" / "helpers.py").write_text("def count(rows):\n    return len(rows)\n")
+    index_repository(store_repo, jobs=1)
+    cand = store_repo / "store" / "cand2.py"
+    cand.write_text("from store.core import Shelf\n\n\nclass Tall(Shelf):\n    def count(self):\n"
+                    "        return count(self.rows)\n\n    def size(self):\n        return count(self.rows)\n")
+    with Linter() as linter, Retriever(store_repo / ".codegraph" / "graph.duckdb") as retriever:
+        report = diagnose(cand, retriever=retriever, linter=linter)
+    by_line = {r.diagnostic.line: r for r in report.retrievals if r.diagnostic.symbol == "undefined-variable"}
+    assert by_line[6].rows[0]["qualname"] == "store.helpers.count"  # inside count itself: not self.count
+    assert any(r["qualname"] == "store.cand2.Tall.count" or "self.count" in (r.get("import_line") or "")
+               for r in by_line[9].rows)  # elsewhere in the class, the member is a fair answer

@@ -1,9 +1,11 @@
 -- undefined-variable: where $name is defined at top level, in the repository or in a library it
--- imports (with the import to use), a member of
+-- imports (with the import to use; a module the candidate's module already imports from ranks
+-- first among equals), a member of
 -- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
 -- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
 -- and near-miss top-level names anywhere.
--- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $limit
+-- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $function (the
+-- function being written: `encode` inside Codec.encode means another encode, not itself), $limit
 WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `from zipfile import ZipFile`
     SELECT qualname, kind, name, signature, docstring, path, start_line, module, layer
     FROM all_symbols
@@ -17,6 +19,7 @@ SELECT * FROM (
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END AS import_line,
            1.0 + 0.01 * (module = $module)::INT - 0.005 * (layer <> 'project')::INT
+               + 0.008 * (module IN (SELECT imported_module FROM imports WHERE module = $module))::INT
                + 0.001 * len(list_filter(string_split(module, '.'), x -> list_contains(string_split($module, '.'), x)))
                - 0.0001 * length(module) AS score,
            'exact' AS match
@@ -25,6 +28,7 @@ SELECT * FROM (
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'self.' || name || '  (a member of ' || class || ')', 1.005, 'exact'
     FROM members_of($owner) WHERE class = $owner AND name = $name AND kind NOT IN ('classmethod', 'staticmethod')
+      AND name <> regexp_extract($function, '[^.]*$')  -- what it overrides or is: itself
     UNION ALL
     SELECT t.qualname, t.kind, t.name, t.signature, t.docstring, t.path, t.start_line,
            imported.bound_name || '.' || t.name || '  (' || imported.bound_name || ' is already imported)', 0.99, 'exact'
