@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import multiprocessing
 import os
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,16 +21,15 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from . import __version__, db, library
+from . import db, library
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .library import Finder
-from .errors import DatabaseLocked, RepositoryError, SchemaMismatch
+from .errors import RepositoryError, SchemaMismatch
 from .extract import FileFacts, UndecodableSource, extract
 from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS
 from .resolve import Resolver
 from .semantic.models import HashingModel, dense_tf
-from .semantic.store import (DEFAULT_DIM, VectorCache, build_vector_cache, merge_sparse, model_from_meta, model_meta, vectors_path,
-                             write_vectors)
+from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path, write_vectors
 from .semantic.texts import sparse_vectors, term_rows
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
@@ -308,44 +305,6 @@ class _Background(threading.Thread):
             raise self.error
 
 
-_INTERFACE_SQL = """
-    SELECT 'def', qualname, 'module', NULL FROM modules WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, 'class', NULL FROM classes WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, kind, NULL FROM members WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, kind, NULL FROM globals WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, 'nested_function', NULL FROM nested_functions
-        WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'import', module || ':' || scope_qualname, coalesce(bound_name, '*'),
-        coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
-        WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM members
-        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
-    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM globals
-        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
-    UNION ALL SELECT 'says', qualname, signature, NULL FROM nested_functions
-        WHERE file_id IN (SELECT file_id FROM _gone) AND signature IS NOT NULL
-"""
-
-
-def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
-    """The names the files being replaced define, import and inherit: what others resolve against."""
-    return set(con.execute(_INTERFACE_SQL).fetchall())
-
-
-def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
-    definitions = _definitions(tables)
-    out = {("def", q, k, None) for q, k, _layer, _module, _said in definitions}
-    out |= {("says", q, said, None) for q, _k, _layer, _module, said in definitions if said is not None}
-    imports = tables["imports"]
-    for module, scope, bound, target, imported in zip(*_columns(
-            imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
-        out.add(("import", f"{module}:{scope}", bound or "*", target or imported))
-    for qualname, position, text in zip(*_columns(tables["inheritance"], ("class_qualname", "position", "base_text"))):
-        out.add(("base", qualname, str(position), text))
-    return out
-
-
 def _summarise(report: IndexReport, con: duckdb.DuckDBPyConnection) -> None:
     report.counts = db.table_counts(con)
     report.skipped = [Skip(*r) for r in con.execute(
@@ -400,7 +359,9 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
     finder = Finder(python) if libraries else None
     if target.exists() and not full:
         try:
-            _update(root, target, found, jobs, progress, report, embed, finder)
+            from .update import update  # the update path imports this module's building blocks
+
+            update(root, target, found, jobs, progress, report, embed, finder)
             report.elapsed_s = time.perf_counter() - started
             return report
         except SchemaMismatch:
@@ -476,29 +437,6 @@ def _remove_abandoned_builds(target: Path) -> None:
             alive = True
         if not alive:
             leftover.unlink(missing_ok=True)
-
-
-class _Rebuild(SchemaMismatch):
-    """An update cannot follow this change (the library layer moved): build afresh."""
-
-
-def _library_changed(meta: dict[str, str], state: list[tuple]) -> bool:
-    """Has a library file the database holds changed on disk (an upgrade, an uninstall)?"""
-    roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
-             "<site>": json.loads(meta.get("library_site") or "[]")}
-    for path, size, mtime in state:
-        prefix, _, rest = path.partition("/")
-        for root in roots.get(prefix, []):
-            try:
-                st = os.stat(os.path.join(root, rest))
-            except OSError:
-                continue
-            if st.st_size != size or st.st_mtime_ns != mtime:
-                return True
-            break
-        else:
-            return True  # gone
-    return False
 
 
 def _external_imports(project_modules: set[str], chunks: list[_Chunk]) -> set[str]:
@@ -660,240 +598,8 @@ def _index_lock(target: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-@contextlib.contextmanager
-def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection that may write the database. DuckDB lets a writer in only when no other
-    process has the file open, so while readers hold it (a server, the duckdb shell, a search)
-    the update goes to a copy that replaces the file atomically when it is complete: readers keep
-    the state they opened, the next ones open the new one, and nobody waits or fails."""
-    copy = None
-    try:
-        con = db.connect_writable(target)
-    except DatabaseLocked:
-        copy = target.with_name(target.name + f".building-{os.getpid()}")
-        shutil.copyfile(target, copy)
-        con = db.connect_writable(copy)
-    try:
-        yield con
-    except BaseException:
-        con.close()
-        if copy is not None:
-            copy.unlink(missing_ok=True)
-            copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
-        raise
-    con.close()
-    if copy is not None:
-        os.replace(copy, target)
-
-
 def _skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:
     f = by_path.get(skip.path)
     return SkipRow(path=skip.path, reason=skip.reason, detail=skip.detail, size=f.size if f else None,
                    mtime_ns=f.mtime_ns if f else None)
 
-
-def _update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-            embed: bool = True, finder: Finder | None = None) -> None:
-    report.mode = "update"
-    # Read what the database holds (read-only: readers of the file do not stop that), then let go
-    # of it while the workers parse: forking a process that holds a DuckDB connection is not safe.
-    con = db.connect_readonly(target)
-    try:
-        meta = db.check_schema(con, target)
-        if meta.get("repo_root") != str(root):
-            raise SchemaMismatch(f"{target} indexes {meta.get('repo_root')}, not {root}")
-        if meta.get("tool_version") != __version__:
-            raise SchemaMismatch(f"{target} was built by codegraph {meta.get('tool_version')}")
-        if embed != bool(meta.get("embedding_model")):
-            raise SchemaMismatch(f"{target} was built {'without' if embed else 'with'} embeddings")
-        if (finder is None) != (not meta.get("library_python")) or \
-                (finder is not None and meta.get("library_python") != finder.identity()):
-            raise SchemaMismatch(f"{target} was built with other library settings")
-        model = model_from_meta(meta) if embed else None
-        old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
-               con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files WHERE layer = 'project'"
-                           ).fetchall()}
-        library_state = con.execute(f"SELECT path, size, mtime_ns FROM {LIBRARY_SCHEMA}.files").fetchall()
-        old_project_imports = con.execute("""SELECT f.path, i.imported_module, i.name, i.is_star FROM imports i
-                                             JOIN files f USING (file_id) WHERE f.layer = 'project'""").fetchall()
-        old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
-                     con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
-    finally:
-        con.close()
-    to_parse: list[SourceFile] = []
-    touched: list[tuple[int, int]] = []  # same content, new mtime
-    kept_skips: list[Skip] = []
-    for f in found.files:
-        prev = old.get(f.path)
-        if prev is not None and prev[1] == f.module:
-            if prev[3] == f.size and prev[4] == f.mtime_ns:
-                continue
-            try:
-                with open(f.abspath, "rb") as fh:
-                    same = hashlib.sha256(fh.read()).hexdigest() == prev[2]
-            except OSError:  # vanished or unreadable since discovery: the parser reports it
-                same = False
-            if same:
-                touched.append((prev[0], f.mtime_ns))
-                continue
-        skipped_before = old_skips.get(f.path)
-        if skipped_before and skipped_before[2] == f.size and skipped_before[3] == f.mtime_ns:
-            kept_skips.append(Skip(f.path, skipped_before[0], skipped_before[1]))
-            continue
-        to_parse.append(f)
-    present = {f.path for f in found.files}
-    parse_paths = {f.path for f in to_parse}
-    gone = [p for p in old if p not in present or p in parse_paths]
-    deleted = [p for p in old if p not in present]
-    skips_now = list(found.skipped) + kept_skips
-    skips_changed = sorted((s.path, s.reason) for s in skips_now) != sorted(
-        (p, r) for p, (r, *_rest) in old_skips.items())
-    report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
-    report.deleted = len(deleted)
-    if finder is not None and _library_changed(meta, library_state):
-        raise _Rebuild("a library the repository imports changed on disk")
-    if not to_parse and not deleted and not touched and not skips_changed:
-        report.mode = "unchanged"
-        if model is not None and VectorCache.read(vectors_path(target), token=meta.get("vectors_token") or "-") is None:
-            with _writable(target) as con:  # the vector cache is missing or damaged: made again
-                report.vectors = build_vector_cache(con, target)
-        con = db.connect_readonly(target)
-        try:
-            _summarise(report, con)
-        finally:
-            con.close()
-        return
-
-    t = time.perf_counter()
-    by_path = {f.path: f for f in found.files}
-    chunks = list(_extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
-    report.timings["extract"] = time.perf_counter() - t
-    t = time.perf_counter()
-    file_rows = [row for c in chunks for row in c.file_rows]
-    skips_now.extend(s for c in chunks for s in c.skips)
-    if finder is not None:
-        project_modules = {f.module for f in found.files}
-        tops = {m.split(".")[0] for m in project_modules}
-        kept_imports, gone_paths = set(), set(gone)
-        for path, module, name, star in old_project_imports:
-            if path in gone_paths or not module or module.startswith(".") or module.split(".")[0] in tops:
-                continue
-            kept_imports.add(module)
-            if name and not star:
-                kept_imports.add(f"{module}.{name}")
-        if sorted(kept_imports | _external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
-            raise _Rebuild("the repository imports other libraries now")
-    fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
-    report.parsed = len(file_rows)
-    if progress:
-        progress("writing", 0, 1, str(target))
-
-    with _writable(target) as con:
-        _apply_update(con, target, report, meta, model, old, gone, to_parse, fresh, chunks, file_rows, touched,
-                      skips_now, by_path, progress)
-
-
-def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old: dict, gone: list,
-                  to_parse: list, fresh: dict, chunks: list, file_rows: list, touched: list, skips_now: list,
-                  by_path: dict, progress: Progress | None) -> None:
-    """The update as one transaction on `con`: replace the changed files' rows, re-resolve what
-    they can affect, refresh the terms statistics and the vector cache."""
-    t = time.perf_counter()
-    con.execute("BEGIN")
-    gone_ids = [old[p][0] for p in gone]
-    changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
-    con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT unnest($ids::BIGINT[]) AS file_id", {"ids": gone_ids})
-    con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT unnest($m::VARCHAR[]) AS module",
-                {"m": changed_modules})
-    # When the changed files still define and import the same names, no other file can
-    # resolve differently. When only definitions changed, re-resolve the files that pointed at
-    # a removed one or hold an unresolved name an added one may now answer. Otherwise (their
-    # imports or bases changed) re-resolve every file that points into a changed module.
-    old_interface = _interface_from_db(con)
-    new_interface = _interface_from_tables(fresh)
-    # What a definition holds or returns (its evidence, for calls resolved by type) changed?
-    old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
-    new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
-    retyped = any(q in new_says and new_says[q] != said for q, said in old_says.items())
-    changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
-    if not changed and not retyped:
-        affected = []
-    elif not retyped and all(item[0] == "def" for item in changed):
-        removed = sorted({item[1] for item in old_interface - new_interface})
-        added = new_interface - old_interface
-        added_names = sorted({item[1].rpartition(".")[2] for item in added})
-        affected = [r[0] for r in con.execute("""
-            SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
-            UNION SELECT file_id FROM imports
-                WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
-            UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
-            UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-                AND list_contains($added, callee_name)
-            UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-                AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
-            UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-                AND list_contains($added, split_part(base_text, '.', -1))
-        """, {"removed": removed, "added": added_names}).fetchall()]
-    else:
-        affected = [r[0] for r in con.execute("""
-            SELECT DISTINCT file_id FROM imports i JOIN _changed c
-              ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
-                 OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
-              ON starts_with(k.resolved_callee, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
-              ON starts_with(h.resolved_base, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls WHERE $retyped AND resolution IN ('type', 'alias')
-        """, {"retyped": retyped}).fetchall()]
-    affected = sorted(set(affected) - set(gone_ids))
-    report.reresolved = len(affected)
-    con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
-                {"ids": affected})
-    for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
-        con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
-    if model is not None:
-        _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
-    for name in EXTRACTED:
-        if name not in _RESOLVED_TABLES:
-            db.insert_arrow(con, name, fresh[name])
-    for chunk in chunks:
-        db.insert_arrow(con, "terms", chunk.terms)
-
-    # What the resolver needs from the rest of the repository.
-    defs = con.execute(_DEFINITIONS_SQL).fetchall()
-    where = "WHERE file_id IN (SELECT file_id FROM _affected)"
-
-    def fetch(name: str, clause: str = "") -> pa.Table:
-        cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
-        return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
-
-    resolver = _build_resolver(
-        defs,
-        _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-        _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
-    )
-    redo = {name: _concat(name, [fetch(name, where + (" AND kind <> 'init'" if name == "calls" else "")),
-                                 fresh[name]]) for name in _RESOLVED_TABLES}  # init rows come again
-    scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
-    for name in _RESOLVED_TABLES:
-        con.execute(f'DELETE FROM "{name}" {where}')
-    classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
-    modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
-    modules.update({r.file_id: r.module for r in file_rows})
-    _write_resolved(con, resolver, {**redo, **scopes}, classes, modules)
-    db.insert_rows(con, "files", file_rows)
-    for fid, mtime in touched:
-        con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
-    con.execute("DELETE FROM skipped_files")
-    db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
-    _term_stats(con)
-    db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
-    if model is not None:
-        if progress:
-            progress("vector cache", 0, 1, "")
-        changed_files = sorted(set(gone_ids) | {r.file_id for r in file_rows})
-        report.vectors = build_vector_cache(con, target, previous_token=meta.get("vectors_token"),
-                                            changed_files=changed_files)
-    con.execute("COMMIT")
-    report.timings["write"] = time.perf_counter() - t
-    _summarise(report, con)

@@ -207,11 +207,11 @@ def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
     import subprocess
     import sys
 
-    import codegraph.indexer as indexer
+    import codegraph.update as update
 
     report = index_repository(mini_repo, jobs=1)
     seen = {}
-    real = indexer._extract_chunks
+    real = update._extract_chunks
 
     def probing(*args, **kwargs):
         probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()",
@@ -219,7 +219,7 @@ def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
         seen["free"] = probe.returncode == 0
         yield from real(*args, **kwargs)
 
-    monkeypatch.setattr(indexer, "_extract_chunks", probing)
+    monkeypatch.setattr(update, "_extract_chunks", probing)
     (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
     index_repository(mini_repo, jobs=1)
     assert seen == {"free": True}
