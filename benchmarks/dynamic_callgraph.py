@@ -95,7 +95,8 @@ def observe(root: Path, files: dict[str, str], scratch: Path) -> set[tuple[str, 
     tracer = scratch / "codegraph_tracer.py"
     tracer.write_text(_TRACER)
     env_path = str(root / "src") if (root / "src").is_dir() else str(root)
-    subprocess.run([sys.executable, str(tracer), str(out), "-q", "-p", "no:cacheprovider", "-x", "--no-header"],
+    subprocess.run([sys.executable, str(tracer), str(out), "-q", "-p", "no:cacheprovider", "--no-header",
+                    "-W", "ignore::pytest.PytestRemovedIn10Warning"],
                    cwd=root, capture_output=True, text=True, timeout=1800, check=False,
                    env={**os.environ, "PYTHONPATH": env_path, "CODEGRAPH_TRACE_FILES": json.dumps(sorted(files))})
     edges = set()

@@ -1,7 +1,8 @@
 """`codegraph index`: discover, parse in parallel, resolve names, write one DuckDB file.
 
-A full build is written beside the database and swapped in with os.replace; an update runs in
-one transaction. Either way a crash leaves the previous database as it was.
+A full build is written beside the database and swapped in with os.replace; an update is one
+transaction on a copy that is swapped in the same way (codegraph/update.py). Either way a crash
+leaves the previous database as it was, and readers never meet a writer's lock.
 """
 
 from __future__ import annotations
