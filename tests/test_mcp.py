@@ -171,3 +171,22 @@ def test_readers_and_index_runs_alongside_the_server_never_hit_a_lock(shop):
     for text in counts:  # at most 3 churn files exist at any moment: 0..3 functions, never more
         numbers = [int(n) for n in __import__("re").findall(r'"n"\s*:\s*(\d+)', text)]
         assert numbers and all(0 <= n <= 3 for n in numbers), text
+
+
+def test_the_fixture_repository_through_the_server(tmp_path):
+    repo = tmp_path / "minirepo"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "minirepo", repo)
+    before = _listing(repo)
+
+    async def script(session):
+        return {"callers": await _call(session, "callers", qualname="shop.models.Cart.add"),
+                "members": await _call(session, "members", class_name="shop.models.Cart"),
+                "imports_for": await _call(session, "imports_for", name="Cart"),
+                "sql": await _call(session, "sql", query="SELECT count(*) AS n FROM bindings")}
+
+    out = asyncio.run(_session(repo, script))
+    assert not any(error for error, _ in out.values()), out
+    assert '"caller_qualname":"run"' in out["callers"][1]  # `cart = Basket(...)`; cart.add(...) at module level
+    assert '"name":"add"' in out["members"][1] and "shop" in out["imports_for"][1]
+    assert json.loads(out["sql"][1])["n"] > 0
+    assert _listing(repo) == before
