@@ -6,7 +6,9 @@ SELECT * FROM (
            'import ' || qualname AS import_line,
            CASE WHEN name = $last THEN 1.0
                 ELSE greatest(jaro_winkler_similarity(lower(qualname), lower($module)),
-                              0.98 * jaro_winkler_similarity(lower(name), lower($last))) END AS score,
+                              0.98 * jaro_winkler_similarity(lower(name), lower($last)))
+                     -- the package that holds the missing module is where to look, not the answer
+                     * CASE WHEN starts_with($module, qualname || '.') THEN 0.85 ELSE 1.0 END END AS score,
            CASE WHEN name = $last THEN 'exact' ELSE 'fuzzy' END AS match
     FROM all_modules
     WHERE layer = 'project' OR NOT (starts_with(qualname, '_') OR contains(qualname, '._'))
