@@ -172,6 +172,14 @@ class Graph:
                 self._worker = None
 
 
+def _found(graph: Graph, fn, missing: str) -> str:
+    """The rows `fn` finds, capped; none is a tool error that says what to try instead."""
+    rows = _with(graph, fn)
+    if not rows:
+        raise CodegraphError(missing)
+    return capped(rows)
+
+
 def _with(graph: Graph, fn):
     con = graph.connect()
     try:
@@ -273,10 +281,8 @@ def build_server(graph: Graph):
         (inherited ones too) with kind and signature."""
         from .retrieval.tools import get_class_info
 
-        rows = _with(graph, lambda con: get_class_info(con, name))
-        if not rows:
-            raise CodegraphError(f"no class named {name!r} in the graph: try `search` or a qualified name")
-        return capped(rows)
+        return _found(graph, lambda con: get_class_info(con, name),
+                      f"no class named {name!r} in the graph: try `search` or a qualified name")
 
     @tool
     def signature(name: str) -> str:
@@ -284,40 +290,32 @@ def build_server(graph: Graph):
         simple name."""
         from .retrieval.tools import get_signature
 
-        rows = _with(graph, lambda con: get_signature(con, name))
-        if not rows:
-            raise CodegraphError(f"no definition named {name!r} in the graph: try `search`")
-        return capped(rows)
+        return _found(graph, lambda con: get_signature(con, name),
+                      f"no definition named {name!r} in the graph: try `search`")
 
     @tool
     def members(class_name: str) -> str:
         """The members of a class by qualified name (json.decoder.JSONDecoder), inherited ones
         included, in method resolution order."""
-        rows = _with(graph, lambda con: _rows(con, """
+        return _found(graph, lambda con: _rows(con, """
             SELECT name, kind, signature, defined_in, qualname FROM members_of($c) WHERE class = $c
-            ORDER BY mro_position, name""", {"c": class_name}))
-        if not rows:
-            raise CodegraphError(f"no class {class_name!r} in the graph (qualified name, e.g. pkg.mod.Class)")
-        return capped(rows)
+            ORDER BY mro_position, name""", {"c": class_name}),
+                      f"no class {class_name!r} in the graph (qualified name, e.g. pkg.mod.Class)")
 
     @tool
     def body(qualname: str) -> str:
         """The source of a function or method, by qualified name."""
         from .retrieval.tools import get_method_body
 
-        rows = _with(graph, lambda con: get_method_body(con, qualname))
-        if not rows:
-            raise CodegraphError(f"no function {qualname!r} in the graph")
-        return capped(rows)
+        return _found(graph, lambda con: get_method_body(con, qualname),
+                      f"no function {qualname!r} in the graph")
 
     @tool
     def imports_for(name: str) -> str:
         """How to import a name (a class, function or module), from the project, the standard
         library or an installed package the project uses."""
-        rows = _with(graph, lambda con: _rows(con, "SELECT * FROM import_candidates($n) LIMIT 10", {"n": name}))
-        if not rows:
-            raise CodegraphError(f"nothing named {name!r} to import in the graph")
-        return capped(rows)
+        return _found(graph, lambda con: _rows(con, "SELECT * FROM import_candidates($n) LIMIT 10", {"n": name}),
+                      f"nothing named {name!r} to import in the graph")
 
     @tool
     def relevant(query: str, limit: int = 10) -> str:
