@@ -56,8 +56,10 @@ class Retrieval:
 
 
 # Templates that return a scope (a class's members, a module's names): more rows, ranked by rank().
+# import_error stays in its SQL order: a module path that does not exist is a spelling question,
+# and the line's meaning pulled the parent package (`urllib` for `urllib.erorr`) to the top.
 SCOPE_TEMPLATES = frozenset({"members_like", "names_in_module_like", "undefined_name", "class_members",
-                             "named_definitions", "import_error"})
+                             "named_definitions"})
 SCOPE_LIMIT = 40
 
 LLM_SYSTEM = """You write one DuckDB SELECT statement over a code-graph database of a Python repository.
