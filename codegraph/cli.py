@@ -365,14 +365,7 @@ def _tool_output(rows) -> None:
 
 
 def _tool_con(db_path, start=None):
-    path = db.find_db(db_path, start=start)
-    con = db.connect_readonly(path)
-    try:
-        db.check_schema(con, path)
-    except BaseException:
-        con.close()
-        raise
-    return con
+    return db.open_graph(db.find_db(db_path, start=start))
 
 
 def _lookup_tool(command: str, argument: str, function: str, help_text: str, with_k: bool = False) -> None:

@@ -176,6 +176,17 @@ def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def open_graph(path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a codegraph database whose schema this version reads."""
+    con = connect_readonly(path)
+    try:
+        check_schema(con, path)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def connect_writable(path: Path | str) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path))

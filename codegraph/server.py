@@ -124,13 +124,7 @@ class Graph:
             identity = self._identity()
             if self._con is None or self._con_file != identity:
                 self._close_connection()
-                con = db.connect_readonly(path)
-                try:
-                    db.check_schema(con, path)
-                except CodegraphError:
-                    con.close()
-                    raise
-                self._con, self._con_file = con, identity
+                self._con, self._con_file = db.open_graph(path), identity
             return self._con.cursor()
 
     def _close_connection(self) -> None:
