@@ -504,3 +504,16 @@ def test_an_undefined_name_that_is_the_method_being_written_points_elsewhere(sto
     assert by_line[6].rows[0]["qualname"] == "store.helpers.count"  # inside count itself: not self.count
     assert any(r["qualname"] == "store.cand2.Tall.count" or "self.count" in (r.get("import_line") or "")
                for r in by_line[9].rows)  # elsewhere in the class, the member is a fair answer
+
+
+def test_a_typo_outranks_a_member_that_only_means_the_same(retriever, repo, monkeypatch):
+    """Scope ranking blends spelling, meaning and proximity; a near-identical spelling (a typo)
+    must still win over a member whose text matches the line's meaning better."""
+    path = _place(repo, FIXTURES / "candidates" / "undef_members.py")
+    cand = Candidate.from_file(path)
+    d = Diagnostic("no-member", "E1101", "Instance of 'Cart' has no 'totl' member", 7, 4)
+    rows = [{"qualname": "shop.models.Cart.count", "score": 0.6, "match": "fuzzy"},
+            {"qualname": "shop.models.Cart.total", "score": 0.93, "match": "fuzzy"}]
+    monkeypatch.setattr(retriever, "_meaning", lambda rows, text: [1.0, 0.0])  # count means it best
+    ranked = retriever.rank([dict(r) for r in rows], d, cand)
+    assert ranked[0]["qualname"] == "shop.models.Cart.total"

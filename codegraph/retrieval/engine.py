@@ -199,7 +199,9 @@ class Retriever:
             near = 1.0 if (klass and qualname.startswith(klass + ".")) or qualname.startswith(candidate.module + ".") \
                 else 0.5 if row.get("defined_in") else 0.0
             spelling = float(row.get("score") or 0)
-            row["rank"] = round(0.55 * min(spelling, 1.0) + 0.3 * similar + 0.15 * near, 4)
+            # a near-identical spelling (a typo, Jaro-Winkler >= 0.92) outweighs any meaning
+            typo = 0.3 if spelling >= 0.92 else 0.0
+            row["rank"] = round(0.55 * min(spelling, 1.0) + 0.3 * similar + 0.15 * near + typo, 4)
         exact = [r for r in rows if r.get("match") == "exact"]
         rest = sorted((r for r in rows if r.get("match") != "exact"), key=lambda r: -r["rank"])
         return exact + rest
