@@ -43,6 +43,11 @@ _QUERY_TEXT = """
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
 _VALUE_LIMIT = 240
 
+
+def _shorten(value: str | None) -> str | None:
+    """An expression as stored: at most _VALUE_LIMIT characters."""
+    return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
+
 ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, InheritanceRow = (
     BY_NAME[t].row for t in EXTRACTED)
 _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
@@ -381,8 +386,7 @@ class _Extractor:
             annotation = self.flat(node.child_by_field_name("type"))
             right = node.child_by_field_name("right")
             value = self.flat(right)
-            if value is not None and len(value) > _VALUE_LIMIT:
-                value = value[:_VALUE_LIMIT] + "..."
+            value = _shorten(value)
             targets = list(self._targets(left))
             values = [value] * len(targets)
             if len(targets) > 1 and right is not None and right.type in ("expression_list", "tuple"):
@@ -426,8 +430,7 @@ class _Extractor:
                 if name in owner.member_names:
                     continue
                 value = self.flat(node.child_by_field_name("right"))
-                if value is not None and len(value) > _VALUE_LIMIT:
-                    value = value[:_VALUE_LIMIT] + "..."
+                value = _shorten(value)
                 qualname = f"{class_qualname}.{name}"
                 self.rows["members"].append(MemberRow(
                     id=self.new_id("member", qualname), file_id=self.file_id, class_id=owner.id,
@@ -456,8 +459,7 @@ class _Extractor:
                 if len(elements) == len(targets) == len(left.named_children):
                     values = [self.flat(e) for e in elements]
         for target, value in zip(targets, values):
-            if value is not None and len(value) > _VALUE_LIMIT:
-                value = value[:_VALUE_LIMIT] + "..."
+            value = _shorten(value)
             self.rows["bindings"].append(BindingRow(
                 file_id=self.file_id, scope_qualname=scope.qualname, name=self.text(target), kind=kind,
                 line=target.start_point[0] + 1, value=value, annotation=annotation))
