@@ -38,6 +38,7 @@ _QUERY_TEXT = """
 (with_item value: (_) @implicit_with)
 (for_statement right: (_) @implicit_for)
 (raise_statement . (_) @implicit_raise)
+(return_statement (_) @bind_return)
 """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
@@ -51,7 +52,7 @@ def _shorten(value: str | None) -> str | None:
 ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, InheritanceRow = (
     BY_NAME[t].row for t in EXTRACTED)
 _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
-                     "bind_nonlocal": "nonlocal", "bind_lambda": "lambda"}
+                     "bind_nonlocal": "nonlocal", "bind_lambda": "lambda", "bind_return": "return"}
 
 
 def stable_id(*parts: str) -> int:
@@ -203,14 +204,16 @@ class _Extractor:
         decorators = [self.flat(c)[1:].strip() for c in wrapper.named_children if c.type == "decorator"]
         for deco in (c for c in wrapper.named_children if c.type == "decorator"):
             expression = next((c for c in deco.named_children if c.type != "comment"), None)
-            if expression is not None and expression.type in ("identifier", "attribute"):
-                # `@dec` calls dec with the function (`@dec(x)` is a call the query already finds)
+            if expression is not None and expression.type in ("identifier", "attribute", "call"):
+                # `@dec` calls dec with the function; `@dec(x)` calls what dec(x) returns with it (the call
+                # dec(x) itself is a call the query finds)
                 text = self.flat(expression)
                 sp, ep = expression.start_point, expression.end_point
                 self.rows["calls"].append(CallRow(
                     file_id=self.file_id, caller_id=outer.id, caller_qualname=outer.qualname, line=sp[0] + 1,
                     col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
-                    callee_name=text.rpartition(".")[2], kind="decorator"))
+                    callee_name=None if expression.type == "call" else text.rpartition(".")[2], kind="decorator",
+                    arguments=[name]))
         start, end = wrapper.start_point[0] + 1, wrapper.end_point[0] + 1
         body = node.child_by_field_name("body")
         doc = self.docstring(body)
@@ -440,11 +443,13 @@ class _Extractor:
                     end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
         return all_names
 
-    def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None) -> None:
+    def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None,
+             iterated: Node | None = None) -> None:
         """Binding rows for the names `left` binds in a function (a name, or a tuple of them), with
-        the value each one gets where the code says (`a, b = f, g`; `a = b = f`)."""
+        the value each one gets where the code says (`a, b = f, g`; `a = b = f`; a loop variable:
+        what it iterates over)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
-        values: list[str | None] = [None] * len(targets)
+        values: list[str | None] = [self.flat(iterated) if len(targets) == 1 else None] * len(targets)
         annotation = None
         if statement is not None:
             right = statement.child_by_field_name("right")
@@ -469,6 +474,11 @@ class _Extractor:
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if scope.kind != "function":
                     continue
+                if kind == "return":  # what the function gives back, as a binding of the name `return`
+                    self.rows["bindings"].append(BindingRow(
+                        file_id=self.file_id, scope_qualname=scope.qualname, name="return", kind=kind,
+                        line=node.start_point[0] + 1, value=_shorten(self.flat(node)), annotation=None))
+                    continue
                 if node.type == "as_pattern_target":
                     node = next((c for c in node.named_children if c.type != "comment"), node)
                 if node.type == "lambda_parameters":  # a lambda's names, counted as its function's
@@ -480,7 +490,8 @@ class _Extractor:
                         if ident is not None and ident.type == "identifier":
                             self.bind(scope, ident, kind)
                     continue
-                self.bind(scope, node, kind)
+                self.bind(scope, node, kind, iterated=node.parent.child_by_field_name("right")
+                          if kind == "loop" else None)
 
     def _targets(self, left: Node):
         if left.type == "identifier":
@@ -579,7 +590,16 @@ class _Extractor:
             sp, ep = callee.start_point, callee.end_point
             out.append(CallRow(file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname,
                                line=sp[0] + 1, col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
-                               callee_name=name, kind="call"))
+                               callee_name=name, kind="call", arguments=self.arguments(callee.parent)))
+
+    def arguments(self, call: Node) -> list[str]:
+        """The arguments of a call as written: `x`, `name=x`, `*xs`, `**kw` (shortened)."""
+        node = call.child_by_field_name("arguments")
+        if node is None:
+            return []
+        if node.type != "argument_list":  # f(x for x in y)
+            return [_shorten(self.flat(node))]
+        return [_shorten(self.flat(c)) for c in node.named_children if c.type != "comment"]
 
     _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
                  "implicit_raise": ("__init__",)}
@@ -601,7 +621,7 @@ class _Extractor:
                     self.rows["calls"].append(CallRow(
                         file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
                         col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
-                        callee_name=method, kind="implicit"))
+                        callee_name=method, kind="implicit", arguments=[]))
 
 
 def line_count(src: bytes) -> int:

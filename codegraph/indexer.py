@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -207,7 +208,29 @@ _BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
 _PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation")
 
 
-def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table) -> Resolver:
+def _returns(rows: Iterable[tuple]) -> dict[str, tuple[str, ...]]:
+    """function -> the expressions its return statements give, in line order, from bindings rows
+    (scope_qualname, line, value) of kind 'return'."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for scope, _line, value in sorted(r for r in rows if r[2] is not None):
+        if value not in out[scope]:
+            out[scope].append(value)
+    return {scope: tuple(values) for scope, values in out.items()}
+
+
+def _returns_of_tables(*tables: pa.Table) -> dict[str, tuple[str, ...]]:
+    rows = []
+    for table in tables:
+        rows += [(s, line, v) for s, k, line, v in zip(*_columns(table, ("scope_qualname", "kind", "line", "value")))
+                 if k == "return"]
+    return _returns(rows)
+
+
+_RETURNS_SQL = "SELECT scope_qualname, line, value FROM all_bindings WHERE kind = 'return' AND value IS NOT NULL"
+
+
+def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table,
+                    returns: dict[str, tuple[str, ...]] | None = None) -> Resolver:
     definitions: dict[str, str] = {}
     libraries: set[str] = set()
     evidence: dict[str, tuple[str, str]] = {}
@@ -217,11 +240,15 @@ def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Ta
         if said is not None:
             evidence.setdefault(qualname, (module, said))
     return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)),
-                    libraries, evidence)
+                    libraries, evidence, returns)
 
 
-def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str]) -> dict[str, pa.Table]:
-    """Add the resolution columns to imports, calls and inheritance."""
+def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
+                    flow_sites: Iterable[tuple] = ()) -> dict[str, pa.Table]:
+    """Add the resolution columns to imports, calls and inheritance. A call that may run several
+    definitions gets a row for each (`alternative` true after the first); `C()` gets a row for the
+    C.__init__ it runs. flow_sites: resolved calls of files not resolved here that pass
+    arguments to functions that are (Resolver.learn_flows)."""
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
             table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
@@ -233,22 +260,7 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
-    calls = tables["calls"]
-    texts, file_ids, callers, kinds = _columns(calls, ("callee_text", "file_id", "caller_qualname", "kind"))
-    values = [resolver.resolve_call(t, modules[f], c) for t, f, c in zip(texts, file_ids, callers)]
-    values = [_implicit(resolver, v) if k == "implicit" else v for v, k in zip(values, kinds)]
-    # `C()` also runs C.__init__: one more row, of kind implicit, where the repository defines it
-    inits = [(i, init) for i, (target, how) in enumerate(values)
-             if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class"
-             and (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries]
-    out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
-    if inits:
-        extra = calls.take([i for i, _ in inits])
-        for name, column in (("callee_text", [f"{texts[i]}.__init__" for i, _ in inits]),
-                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
-            extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
-        extra = with_columns(extra, RESOLVED_COLUMNS["calls"], [(init, "implicit") for _, init in inits])
-        out["calls"] = pa.concat_tables([out["calls"], extra])
+    out["calls"] = _resolve_calls(resolver, tables["calls"], modules, flow_sites)
     inheritance = tables["inheritance"]
     values = []
     for qualname, position in zip(*_columns(inheritance, ("class_qualname", "position"))):
@@ -258,18 +270,47 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
     return out
 
 
-def _implicit(resolver: Resolver, value: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
-    """An implicit call counts where it ends in the repository's own code (`with open(...)` is
-    not news)."""
-    target, how = value
-    if how in PROJECT_RESOLUTIONS and target not in resolver.libraries:
-        return target, "implicit"
-    return None, None
+def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple]
+                   ) -> pa.Table:
+    texts, file_ids, callers, kinds, arguments = _columns(
+        calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
+    where = [modules[f] for f in file_ids]
+    sites = [(*resolver.resolve_call(t, m, c), k, a, m, c)
+             for t, m, c, k, a in zip(texts, where, callers, kinds, arguments) if a and k != "implicit"]
+    resolver.learn_flows([*sites, *flow_sites])
+    rows: list[int] = []
+    values: list[tuple[str | None, str | None]] = []
+    alternative: list[bool] = []
+    for i, (text, module, caller, kind, args) in enumerate(zip(texts, where, callers, kinds, arguments)):
+        answers = resolver.resolve_call_all(text, module, caller, args)
+        if kind == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
+            answers = [a for a in answers if a[1] in PROJECT_RESOLUTIONS and a[0] not in resolver.libraries]
+            answers = [(t, "implicit") for t, _ in answers] or [(None, None)]
+        for j, answer in enumerate(answers):
+            rows.append(i)
+            values.append(answer)
+            alternative.append(j > 0)
+    # `C()` also runs C.__init__: one more row, of kind init, where the repository defines it
+    inits = [(k, init) for k, (target, how) in enumerate(values)
+             if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class"
+             and (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries]
+    table = calls.take(rows) if len(rows) != calls.num_rows else calls
+    if inits:
+        extra = calls.take([rows[k] for k, _ in inits])
+        for name, column in (("callee_text", [f"{texts[rows[k]]}.__init__" for k, _ in inits]),
+                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
+            extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
+        table = pa.concat_tables([table, extra])
+        alternative += [alternative[k] for k, _ in inits]
+        values += [(init, "implicit") for _, init in inits]
+    table = table.append_column("alternative", pa.array(alternative, pa.bool_()))
+    table = table.append_column("resolved_callee", pa.array([v[0] for v in values], pa.string()))
+    return table.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
 
 
 def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
-                    classes: pa.Table, modules: dict[int, str]) -> None:
-    for name, table in _resolve_tables(resolver, tables, modules).items():
+                    classes: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple] = ()) -> None:
+    for name, table in _resolve_tables(resolver, tables, modules, flow_sites).items():
         db.insert_arrow(con, name, table)
     _update_class_bases(con, resolver, classes)
 
@@ -534,7 +575,8 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                 resolver = _build_resolver(
                     [*_definitions(tables), *_definitions(lib_tables)],
                     _concat("imports", [tables["imports"], lib_tables["imports"]]),
-                    _concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]))
+                    _concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]),
+                    _returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 resolved = _resolve_tables(resolver, tables, modules)
                 lib_resolved = _resolve_tables(resolver, lib_tables, modules)
                 if embed:

@@ -8,6 +8,7 @@ what it is; anything that needs types (`x.method()` on a local variable) stays u
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import re
@@ -39,17 +40,25 @@ class Resolver:
         bases: Iterable[tuple],
         libraries: set[str] | frozenset = frozenset(),
         evidence: dict[str, tuple[str, str]] | None = None,
+        returns: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """defs: qualname -> kind for every definition (modules, classes, members, globals,
         nested functions). imports: (module, scope_qualname, bound_name, target, is_star,
         imported_module). bases: (class_qualname, module, position, base_text). libraries: the
         definitions of the library layer: a call that ends there resolves as 'library'. evidence:
         qualname -> (module, text) saying what a definition holds or returns: an attribute's or
-        variable's annotation or assigned value, a function's signature (its return annotation)."""
+        variable's annotation or assigned value, a function's signature (its return annotation).
+        returns: function qualname -> the expressions its return statements give."""
         self.defs = defs
         self.evidence = evidence or {}
         # function qualname -> name -> (kind, value, annotation, position) for the callers being resolved
         self.scope_facts: dict[str, dict[str, tuple]] = defaultdict(dict)
+        # function qualname -> parameter position or keyword -> arguments passed to it (learn_flows)
+        self.flows: dict[str, dict[str | int, list[tuple[str, str, str]]]] = defaultdict(lambda: defaultdict(list))
+        self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
+        self._children: dict[str, list[str]] | None = None
+        self._in_flow = False
+        self._flowing = False
         self._types: dict[str, str | None] = {}
         self._via_type: set[str] = set()
         self._busy: set[str] = set()  # dotted names whose meaning came from a value's class
@@ -174,17 +183,61 @@ class Resolver:
     # -- names in code ----------------------------------------------------------------------
     def learn_scopes(self, bindings: Iterable[tuple], parameters: Iterable[tuple]) -> None:
         """The local names of the functions whose calls are resolved next: bindings rows
-        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation)."""
+        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation).
+        A name assigned several values keeps them all: a call through it may run each."""
         for owner, position, name, annotation in parameters:
-            self.scope_facts[owner][name] = ("parameter", None, annotation, position)
+            self.scope_facts[owner][name] = ("parameter", (), annotation, position)
         for scope, name, kind, value, annotation in bindings:
+            if kind == "return":
+                continue
+            if kind == "loop" and value:
+                value = _ELEMENT_OF + value  # an element of what the loop iterates over
             known = self.scope_facts[scope].get(name)
-            if known is None or (known[0] == "assignment" and kind == "assignment" and known[1] != value):
-                # a name assigned twice with different values has no single meaning
-                self.scope_facts[scope][name] = (kind, value, annotation, None) if known is None else \
-                    ("assignment", None, annotation or known[2], None)
+            if known is None:
+                self.scope_facts[scope][name] = ("assignment" if value else kind, (value,) if value else (),
+                                                 annotation, None)
             elif kind in ("global", "nonlocal"):
-                self.scope_facts[scope][name] = (kind, None, None, None)
+                self.scope_facts[scope][name] = (kind, (), None, None)
+            elif known[0] not in ("global", "nonlocal", "parameter"):
+                values = known[1] + ((value,) if value and value not in known[1] else ())
+                self.scope_facts[scope][name] = ("assignment" if values else known[0], values,
+                                                 known[2] or annotation, None)
+
+    def learn_flows(self, sites: Iterable[tuple]) -> None:
+        """What each parameter may be bound to: sites are (target, how, kind, arguments, module,
+        caller) of calls already resolved (resolve_call's answer; a decorator passes the function
+        it decorates). An argument is kept as written, with where it was written, and is read only
+        when a call through the parameter needs it (`def run(cb): cb()` called as `run(handler)`)."""
+        for target, how, kind, arguments, module, caller in sites:
+            if not arguments or target is None or target in self.libraries:
+                continue
+            target_kind = self.defs.get(target)
+            if kind == "init" or target_kind == "class":
+                if target_kind == "class":
+                    target = self.member(target, "__init__")
+                    if target is None or target in self.libraries:
+                        continue
+                offset = 1
+            elif target_kind in ("method", "property"):
+                offset = 1 if how in ("self", "super", "type") else 0
+            elif target_kind == "classmethod":
+                offset = 1
+            elif target_kind in _CALLABLE_KINDS:
+                offset = 0
+            else:
+                continue
+            slots = self.flows[target]
+            for position, argument in enumerate(arguments):
+                if not argument or argument[0] == "*":
+                    break  # where later positional arguments land is unknown
+                keyword, equals, value = argument.partition("=")
+                if equals and _IDENTIFIER.match(keyword) and not value.startswith("="):
+                    key: str | int = keyword
+                    argument = value.strip()
+                else:
+                    key = position + offset
+                if _NAMEISH.match(argument):
+                    slots[key].append((argument, module, caller))
 
     def lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
         """What a bare name means at `scope`: (dotted target, how). A name bound in an enclosing
@@ -262,6 +315,10 @@ class Resolver:
             kind = self.defs.get(caller)
             if kind in _SELF_KINDS:
                 found = self.member(caller.rpartition(".")[0], rest)
+                if found is not None and self.defs.get(found) == "class_attribute":
+                    aliased = self._alias_of(found)  # signer = Signer in the class body; self.signer()
+                    if aliased is not None:
+                        return aliased, "alias"
                 return (found, "self") if found else (None, None)
         if head.startswith("super()"):
             match = _SUPER.match(text)
@@ -270,7 +327,14 @@ class Resolver:
                 return (found, "super") if found else (None, None)
             return None, None
         if not _DOTTED.match(text):
-            return self.resolve_on_result(text, module, caller)
+            found = self.resolve_on_result(text, module, caller)
+            if found[0] is None:  # make()(): what make returns
+                returned = self._returned_callables(text, module, caller)
+                found = (returned[0], "return") if returned else found
+            if found[0] is None:  # HANDLERS["a"]()
+                held = self._container_targets(text, module, caller)
+                found = held[0] if held else found
+            return found
         target, how = self.resolve_expression(text, module, caller)
         if target is None:
             return None, None
@@ -283,6 +347,8 @@ class Resolver:
     def _alias_of(self, qualname: str) -> str | None:
         """The function or class a module-level or class-level name was assigned (`h = helper`)."""
         module, said = self.evidence.get(qualname, (None, None))
+        named_class = _TYPE_OF_CLASS.match(said or "")  # signer: type[Signer] = Signer
+        said = named_class.group(1).strip() if named_class else said
         if not said or not _DOTTED.match(said) or qualname in self._busy:
             return None
         self._busy.add(qualname)
@@ -324,6 +390,8 @@ class Resolver:
             if kind in _CALLABLE_KINDS:
                 returns = text.rpartition("->")[2] if "->" in text else None
                 found = self._type_of_annotation(returns, module, scope) if returns else None
+                if found is None:  # def make(): return C()
+                    found = next((t for t, what in self._returned(qualname) if what == "instance"), None)
             else:
                 found = self._type_of_annotation(text, module, scope) or self._type_of_value(text, module, scope, _depth)
         self._types[qualname] = found
@@ -373,36 +441,212 @@ class Resolver:
         return None
 
     def _through_binding(self, bound: str, rest: str, module: str) -> tuple[str | None, str | None]:
-        """A call through a name bound in a function: by its annotation or assigned value
+        found = self._through_bindings(bound, rest, module)
+        return found[0] if found else (None, None)
+
+    def _through_bindings(self, bound: str, rest: str, module: str) -> list[tuple[str, str]]:
+        """A call through a name bound in a function: by its annotation or assigned values
         ('type': `x = C(); x.f()`, `def g(x: C): x.f()`), as an alias of what it was assigned
-        ('alias': `h = helper; h()`), or `self`/`cls`; anything else resolves to nothing."""
+        ('alias': `h = helper; h()`), what a call it was assigned returns ('return'), `self`/`cls`,
+        or, for a parameter, the arguments its callers pass ('flow', only from resolve_call_all);
+        anything else resolves to nothing."""
         if bound in self._busy or len(self._busy) > 16:  # `x = x.parent()`: no answer from itself
-            return None, None
+            return []
         self._busy.add(bound)
         try:
-            return self._binding_target(bound, rest, module)
+            return self._binding_targets(bound, rest, module)
         finally:
             self._busy.discard(bound)
 
-    def _binding_target(self, bound: str, rest: str, module: str) -> tuple[str | None, str | None]:
+    def _binding_targets(self, bound: str, rest: str, module: str) -> list[tuple[str, str]]:
         scope, _, name = bound.partition("\x00")
-        kind, value, annotation, position = self.scope_facts[scope][name]
+        kind, values, annotation, position = self.scope_facts[scope][name]
         holder = None
         if kind == "parameter" and position == 0 and self.defs.get(scope) in _SELF_KINDS | {"classmethod"}:
             holder = scope.rpartition(".")[0]
         elif annotation:
             holder = self._type_of_annotation(annotation, module, scope)
-        if holder is None and value and kind == "assignment":
-            if not rest and _DOTTED.match(value):  # h = helper; h()
-                target, how = self.resolve_expression(value, module, scope)
+        if holder is not None:
+            found = self._member_chain(holder, rest.split(".")) if rest else None
+            return [(found, "type")] if found else []
+        if kind == "assignment":
+            return _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
+        if kind == "parameter" and self._flowing and not self._in_flow:
+            return self._flow_targets(scope, name, position, rest)
+        return []
+
+    def _value_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
+        """What a call through a name holding `value` runs: the function or class it names
+        (alias), a method of the class it is an instance of (type), or what a call returns."""
+        if value.startswith(_ELEMENT_OF):
+            return _unique(t for element, in_module, where in self._elements(value[1:], module, scope)
+                           for t in self._value_targets(element, rest, in_module, where))
+        if not rest:
+            if _DOTTED.match(value):
+                target, _ = self.resolve_expression(value, module, scope)
                 if target and self.defs.get(target) in _CALLABLE_KINDS | {"class"}:
-                    return target, "alias"
-                return None, None
-            holder = self._type_of_value(value, module, scope)
-        if holder is None or not rest:
-            return None, None
-        found = self._member_chain(holder, rest.split("."))
-        return (found, "type") if found else (None, None)
+                    return [(target, "alias")]
+                return []
+            return [(t, "return") for t in self._returned_callables(value, module, scope)]
+        holder = self._type_of_value(value, module, scope)
+        found = self._member_chain(holder, rest.split(".")) if holder else None
+        return [(found, "type")] if found else []
+
+    def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
+        """A call through a parameter: what the arguments bound to it name, one hop deep (an
+        argument that is itself a parameter of its caller is not followed)."""
+        slots = self.flows.get(scope)
+        if not slots:
+            return []
+        # in a stable order, whoever learned them first (a full build or an update)
+        arguments = sorted({*slots.get(position, ()), *slots.get(name, ())}) if position is not None else []
+        self._in_flow = True
+        try:
+            out = [(target, "flow") for text, module, caller in arguments[:_MAX_FLOWS]
+                   for target, _ in self._value_targets(text, rest, module, caller)]
+        finally:
+            self._in_flow = False
+        return _unique(out)
+
+    def _elements(self, text: str, module: str, scope: str, depth: int = 0) -> list[tuple[str, str, str]]:
+        """(element, module and scope to read it in) of a container: a literal list, tuple, set or dict
+        (its values), or a name whose value is one."""
+        literal = _literal_elements(text)
+        if literal is not None:
+            return [(e, module, scope) for e in literal]
+        if depth > 3 or not _DOTTED.match(text):
+            return []
+        head, _, rest = text.partition(".")
+        target, how = self.lookup(head, module, scope)
+        if how == "bound" and not rest:
+            facts_scope, _, name = target.partition("\x00")
+            return [e for value in self.scope_facts[facts_scope][name][1] if not value.startswith(_ELEMENT_OF)
+                    for e in self._elements(value, module, facts_scope, depth + 1)]
+        if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
+            target = self.member(scope.rpartition(".")[0], rest)
+        elif how in ("local", "import"):
+            target = self.canonical(f"{target}.{rest}" if rest else target)
+        else:
+            return []
+        if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
+            return []
+        where, said = self.evidence.get(target, (None, None))
+        if not said:
+            return []
+        holder = target.rpartition(".")[0]
+        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1)
+
+    def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """`HANDLERS["a"]()`, `self.ops[i]()`: the functions and classes the container holds."""
+        match = _SUBSCRIPTED.match(text)
+        if match is None:
+            return []
+        return _unique((target, "container") for element, in_module, where in
+                       self._elements(match.group(1), module, caller)
+                       for target, _ in self._value_targets(element, "", in_module, where))
+
+    def resolve_call_all(self, text: str, module: str, caller: str, arguments: Iterable[str] = ()
+                         ) -> list[tuple[str | None, str | None]]:
+        """Every definition a call may run, the first as resolve_call says: several values
+        assigned to one name, the arguments bound to a parameter, the functions a call returns,
+        the elements of a container, the overrides in subclasses of the receiver's class
+        (`self.f()` may run a subclass's f), and what a library function is given to call
+        (`map(f, xs)` runs f)."""
+        first = self.resolve_call(text, module, caller)
+        found = [first] if first[0] is not None else []
+        called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
+        for position, argument in enumerate(arguments if called else ()):
+            keyword, equals, value = argument.partition("=")
+            if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
+                found += [(t, "flow") for t, _ in self._value_targets(value if equals else argument, "", module, caller)]
+        head, _, rest = text.partition(".")
+        if _DOTTED.match(text):
+            if first[1] not in ("self", "super"):
+                target, how = self.lookup(head, module, caller)
+                if how == "bound":
+                    self._flowing = True
+                    try:
+                        found += self._through_bindings(target, rest, module)
+                    finally:
+                        self._flowing = False
+        elif _callee_of(text) is not None:
+            found += [(t, "return") for t in self._returned_callables(text, module, caller)]
+        else:
+            found += self._container_targets(text, module, caller)
+        for target, how in list(found):
+            if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS:
+                receiver = caller.rpartition(".")[0] if how == "self" else None
+                found += [(t, "override") for t in self.overrides(target, receiver)]
+        found = [f for i, f in enumerate(_unique(found)) if i == 0 or f[0] not in self.libraries]
+        return found or [first]
+
+    def overrides(self, target: str, receiver: str | None = None) -> list[str]:
+        """The methods of subclasses of the receiver's class (by default the class defining
+        `target`) that replace `target`: a call on such a value may run them."""
+        if self._children is None:
+            self._children = defaultdict(list)
+            for klass in self.base_texts:
+                if klass not in self.libraries:
+                    for base, _ in self.resolved_bases(klass):
+                        if base and base != klass:
+                            self._children[base].append(klass)
+        klass, _, name = target.rpartition(".")
+        receiver = receiver or klass
+        out: list[str] = []
+        seen = {receiver}
+        stack = list(self._children.get(receiver, ()))
+        while stack and len(seen) < 4096:
+            sub = stack.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            found = self.member(sub, name)
+            if found and found != target and found not in self.libraries and found not in out:
+                out.append(found)
+            stack.extend(self._children.get(sub, ()))
+        return sorted(out)
+
+    def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
+        """`make(...)`: the functions and classes the return statements of make give back."""
+        callee = _callee_of(call_text)
+        if callee is None:
+            return []
+        target, _ = self.resolve_call(callee, module, scope)
+        return [t for t, what in self._returned(target) if what == "callable"] if target else []
+
+    def _returned(self, function: str) -> list[tuple[str, str]]:
+        """(definition, 'callable' | 'instance') for the return statements of a function that
+        name a function or class, or build an instance of a class (`return C(...)`, `return self`).
+        Names bound inside the function are not followed, except `self`."""
+        texts = self.returns.get(function)
+        if not texts or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return []
+        module = self.evidence.get(function, (None,))[0]
+        if module is None:
+            return []
+        self._busy.add(function)
+        try:
+            out = []
+            for text in texts:
+                callee = _callee_of(text)
+                head = (callee or text).partition(".")[0]
+                if head == "self" and text == "self" and self.defs.get(function) in _SELF_KINDS:
+                    out.append((function.rpartition(".")[0], "instance"))
+                    continue
+                if not _DOTTED.match(callee or text) or self.lookup(head, module, function)[1] == "bound":
+                    continue
+                target, _ = self.resolve_call(callee, module, function) if callee else \
+                    self.resolve_expression(text, module, function)
+                kind = self.defs.get(target) if target else None
+                if kind is None:
+                    continue
+                if callee is None and kind in _CALLABLE_KINDS | {"class"}:
+                    out.append((target, "callable"))
+                elif callee is not None and kind == "class":
+                    out.append((target, "instance"))
+            return _unique(out)
+        finally:
+            self._busy.discard(function)
 
     def resolve_on_result(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
         """`C().f`, `make().f`, `self.get().f`: a method on what a call returns."""
@@ -417,6 +661,52 @@ class Resolver:
 
 
 _CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
+_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod", "property"})
+_MAX_FLOWS = 64  # arguments read per parameter: a function called from everywhere says little
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_NAMEISH = re.compile(r"[A-Za-z_]")  # an argument that may name something (not a literal)
+_TYPE_OF_CLASS = re.compile(r"(?:typing\.|t\.)?[Tt]ype\[(.+)\]\Z")
+
+
+# Library functions that call what they are given: qualified name -> the argument positions and
+# keywords they call.
+_CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
+    "builtins.map": (0,), "builtins.filter": (0,), "builtins.sorted": ("key",), "builtins.min": ("key",),
+    "builtins.max": ("key",), "functools.reduce": (0,), "itertools.starmap": (0,), "itertools.filterfalse": (0,),
+    "itertools.takewhile": (0,), "itertools.dropwhile": (0,), "itertools.groupby": (1, "key"),
+    "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
+    "functools.update_wrapper": (),
+}
+_ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
+_SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
+
+
+def _literal_elements(text: str) -> list[str] | None:
+    """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""
+    if not text or text[0] not in "([{":
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Dict):
+        items = node.values
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = node.elts
+    else:
+        return None
+    return [ast.unparse(e) for e in items if isinstance(e, (ast.Name, ast.Attribute))]
+
+
+def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """First answer per definition, in order."""
+    seen: set[str] = set()
+    out = []
+    for target, how in pairs:
+        if target is not None and target not in seen:
+            seen.add(target)
+            out.append((target, how))
+    return out
 _OPTIONAL = re.compile(r"(?:typing\.)?Optional\[(.+)\]\Z")
 _NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
 _NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")

@@ -210,9 +210,11 @@ TABLES: tuple[Table, ...] = (
               _c("scope_qualname", "VARCHAR", "the function the name is bound in", True),
               _c("name", "VARCHAR", "the bound name", True),
               _c("kind", "VARCHAR", "assignment | loop | as | walrus | global | nonlocal | lambda (a lambda's "
-                 "parameter, counted as its function's)", True),
+                 "parameter, counted as its function's) | return (the name is `return`, the value what a return "
+                 "statement gives back)", True),
               _c("line", "INTEGER", "where"),
-              _c("value", "VARCHAR", "assignments of one name: the assigned expression, shortened"),
+              _c("value", "VARCHAR", "assignments of one name: the assigned expression; a loop over one name: the "
+                 "iterated expression; return: the returned expression (shortened)"),
               _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
     Table("imports", "every import statement, one row per imported name", (
         _c("file_id", "BIGINT", "the file", True),
@@ -243,13 +245,20 @@ TABLES: tuple[Table, ...] = (
         _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
            "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` -> "
            "C.__init__) | init (`C()` also runs C.__init__: a row added by resolution next to the call)", True),
+        _c("arguments", "VARCHAR[]", "the arguments as written, shortened: `x`, `key=x`, `*xs`, `**kw`; a decorator's "
+           "row holds the decorated name", True),
+        _c("alternative", "BOOLEAN", "false for the first answer; true for the rows of the other definitions the "
+           "same call may run (several values for one name, overrides in subclasses, ...)", stage="resolve"),
         _c("resolved_callee", "VARCHAR", "qualname of the definition; for external, the dotted import path",
            stage="resolve"),
         _c("resolution", "VARCHAR", "local | import | self | super | type (a method of the class a value, "
-           "parameter or attribute holds, from its annotation or assigned value) | alias (a function assigned to "
-           "a local name) — the repository's own code; library (the standard library or a package it imports) | "
-           "builtin | external (outside the graph) | implicit (an implicit or init row that ends in the "
-           "repository's code) | NULL", stage="resolve"))),
+           "parameter or attribute holds, from its annotation or assigned value) | alias (a function or class "
+           "assigned to a name) | return (what the called function returns: `make()()`) | container (an element of "
+           "a literal list, tuple, set or dict: `HANDLERS[k]()`, `for f in (a, b): f()`) | flow (an argument the "
+           "callers pass to the parameter called; a function handed to map, filter, sorted(key=), ...) | override "
+           "(a subclass's method that replaces the one the receiver's class has) | implicit (an implicit or init "
+           "row that ends in the repository's code) — the repository's own code; library (the standard library or "
+           "a package it imports) | builtin | external (outside the graph) | NULL", stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),
         _c("class_id", "BIGINT", "the class (id in classes)", True),
@@ -286,7 +295,8 @@ EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "neste
 DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
-PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "implicit")
+PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "return", "container",
+                                        "flow", "override", "implicit")
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 

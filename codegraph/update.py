@@ -11,7 +11,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -19,11 +19,12 @@ import pyarrow as pa
 from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
-from .indexer import (_DEFINITIONS_SQL, _RESOLVED_TABLES, _SCOPE_TABLES, IndexReport, Progress, _build_resolver,
-                      _columns, _concat, _definitions, _external_imports, _extract_chunks, _skip_row, _summarise,
-                      _term_stats, _write_embeddings, _write_resolved)
+from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_TABLES, _RETURNS_SQL, _SCOPE_TABLES,
+                      IndexReport, Progress,
+                      _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
+                      _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
 from .library import Finder
-from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA
+from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 
 
@@ -44,7 +45,54 @@ _INTERFACE_SQL = """
         WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
     UNION ALL SELECT 'says', qualname, signature, NULL FROM nested_functions
         WHERE file_id IN (SELECT file_id FROM _gone) AND signature IS NOT NULL
+    UNION ALL SELECT 'says', scope_qualname || ':return', string_agg(value, '\n' ORDER BY line, value), NULL
+        FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return' AND value IS NOT NULL
+        GROUP BY scope_qualname
 """
+
+
+# The files of the classes the changed files' classes derive from, at any depth.
+_ANCESTOR_FILES_SQL = """
+    WITH RECURSIVE up(qualname) AS (
+        SELECT resolved_base FROM inheritance WHERE file_id IN (SELECT file_id FROM _gone) AND resolved_base IS NOT NULL
+        UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.qualname
+            WHERE i.resolved_base IS NOT NULL)
+    SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
+"""
+# What the changed and affected files' calls pass arguments to (their first answers).
+_FLOW_TARGETS_SQL = """
+    SELECT DISTINCT resolved_callee FROM calls
+    WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
+      AND len(arguments) > 0 AND NOT alternative AND resolved_callee IS NOT NULL
+"""
+_FILES_DEFINING_SQL = """
+    SELECT file_id FROM globals WHERE list_contains($q, qualname)
+    UNION SELECT file_id FROM members WHERE list_contains($q, qualname)
+    UNION SELECT file_id FROM nested_functions WHERE list_contains($q, qualname)
+    UNION SELECT file_id FROM classes WHERE list_contains($q, qualname)
+"""
+# Calls of files not resolved now into definitions of files that are: Resolver.learn_flows.
+_FLOW_SITES_SQL = f"""
+    WITH here AS (
+        SELECT qualname FROM globals WHERE file_id IN (SELECT file_id FROM _resolving)
+        UNION ALL SELECT qualname FROM members WHERE file_id IN (SELECT file_id FROM _resolving)
+        UNION ALL SELECT qualname FROM nested_functions WHERE file_id IN (SELECT file_id FROM _resolving)
+        UNION ALL SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving))
+    SELECT c.resolved_callee, c.resolution, c.kind, c.arguments, c.caller_qualname, c.file_id
+    FROM calls c JOIN here h ON h.qualname = c.resolved_callee
+    WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND NOT c.alternative
+      AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL}
+    ORDER BY c.file_id
+"""
+
+
+# A call's rows as the parser gave them: the init and alternative rows come again with resolution.
+_FIRST_ROWS = " AND kind <> 'init' AND NOT alternative"
+
+
+def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
+    """Resolver.learn_scopes' arguments from bindings and parameters tables."""
+    return (zip(*_columns(tables["bindings"], _BINDING_KEY)), zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
 
 
 def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
@@ -56,6 +104,11 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     definitions = _definitions(tables)
     out = {("def", q, k, None) for q, k, _layer, _module, _said in definitions}
     out |= {("says", q, said, None) for q, _k, _layer, _module, said in definitions if said is not None}
+    returned: dict[str, list[tuple]] = {}  # what functions return (Resolver.returns), as _INTERFACE_SQL says it
+    for scope, kind, line, value in zip(*_columns(tables["bindings"], ("scope_qualname", "kind", "line", "value"))):
+        if kind == "return" and value is not None:
+            returned.setdefault(scope, []).append((line, value))
+    out |= {("says", f"{q}:return", "\n".join(v for _line, v in sorted(pairs)), None) for q, pairs in returned.items()}
     imports = tables["imports"]
     for module, scope, bound, target, imported in zip(*_columns(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
@@ -251,6 +304,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
             UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
                 AND list_contains($added, callee_name)
+            UNION SELECT file_id FROM calls WHERE list_contains($added, callee_name)
+                AND resolution IN ('self', 'type', 'flow', 'alias', 'override')  -- a new override
             UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
                 AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
             UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
@@ -265,12 +320,17 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
               ON starts_with(k.resolved_callee, c.module || '.')
             UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
               ON starts_with(h.resolved_base, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls WHERE $retyped AND resolution IN ('type', 'alias')
+            UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
+                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override')
         """, {"retyped": retyped}).fetchall()]
+    if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
+        affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))
-    report.reresolved = len(affected)
     con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
                 {"ids": affected})
+    # The functions the changed and affected files passed arguments to: what their parameters
+    # may hold changes with them.
+    old_flow_targets = [r[0] for r in con.execute(_FLOW_TARGETS_SQL).fetchall()]
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
@@ -293,16 +353,51 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         defs,
         _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
         _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
+        _returns(con.execute(_RETURNS_SQL).fetchall()),
     )
-    redo = {name: _concat(name, [fetch(name, where + (" AND kind <> 'init'" if name == "calls" else "")),
-                                 fresh[name]]) for name in _RESOLVED_TABLES}  # init rows come again
+    modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
+    modules.update({r.file_id: r.module for r in file_rows})
+    # What the changed and affected files now pass arguments to, and the ancestors of the classes
+    # they define: re-resolved too (their files are `flowing`).
+    fresh_ids = {r.file_id for r in file_rows}
+    resolver.learn_scopes(*_scope_keys({name: _concat(name, [fetch(name, where), fresh[name]])
+                                        for name in _SCOPE_TABLES}))
+    calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), fresh["calls"]])
+    reached = set(old_flow_targets)
+    for text, fid, caller, kind, arguments in zip(*_columns(
+            calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))):
+        if arguments and kind != "implicit":
+            target = resolver.resolve_call(text, modules[fid], caller)[0]
+            reached.add(target)
+            if resolver.defs.get(target) == "class":
+                reached.add(resolver.member(target, "__init__"))
+    for qualname in fresh["classes"].column("qualname").to_pylist():
+        reached.update(resolver.mro(qualname)[1:])
+    reached.discard(None)
+    flowing = {r[0] for r in con.execute(_FILES_DEFINING_SQL, {"q": sorted(reached)}).fetchall()}
+    flowing -= set(affected) | set(gone_ids) | fresh_ids
+    if flowing:
+        con.execute("INSERT INTO _affected SELECT unnest($ids::BIGINT[])", {"ids": sorted(flowing)})
+    report.reresolved = len(affected) + len(flowing)
+    redo = {name: _concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
+                                 fresh[name]]) for name in _RESOLVED_TABLES}
     scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
+    # The calls of the other files into what is resolved here, and what their callers' names mean.
+    con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected "
+                "UNION SELECT unnest($ids::BIGINT[])", {"ids": sorted(fresh_ids)})
+    sites = con.execute(_FLOW_SITES_SQL).fetchall()
+    callers = sorted({site[-1] for site in sites})
+    if callers:
+        clause = "WHERE file_id IN (SELECT unnest($ids::BIGINT[]))"
+        resolver.learn_scopes(*_scope_keys({name: con.execute(
+            f"SELECT {', '.join(BY_NAME[name].names('extract'))} FROM {name} {clause}", {"ids": callers}
+        ).to_arrow_table() for name in _SCOPE_TABLES}))
     for name in _RESOLVED_TABLES:
         con.execute(f'DELETE FROM "{name}" {where}')
     classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
-    modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
-    modules.update({r.file_id: r.module for r in file_rows})
-    _write_resolved(con, resolver, {**redo, **scopes}, classes, modules)
+    flow_sites = [(target, how, kind, arguments, modules[fid], caller) for target, how, kind, arguments, caller, fid
+                  in sites]
+    _write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
     db.insert_rows(con, "files", file_rows)
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})

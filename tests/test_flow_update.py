@@ -1,0 +1,129 @@
+"""An update re-resolves what flows through the changed files: arguments into parameters,
+overrides in subclasses, returned functions, containers; and it still equals a full rebuild,
+embeddings included."""
+
+import textwrap
+
+import duckdb
+import numpy as np
+import pytest
+
+from codegraph.indexer import index_repository
+
+from test_incremental import _snapshot
+
+FILES = {
+    "app/__init__.py": "",
+    "app/base.py": """\
+        class Base:
+            def run(self):
+                return self.step()
+
+            def step(self):
+                return 0
+        """,
+    "app/sub.py": """\
+        from .base import Base
+
+        class Fast(Base):
+            def step(self):
+                return 1
+        """,
+    "app/hooks.py": """\
+        def apply(callback, value):
+            return callback(value)
+
+        def make():
+            def inner(x):
+                return x
+            return inner
+        """,
+    "app/handlers.py": """\
+        def shout(x):
+            return x.upper()
+
+        def whisper(x):
+            return x.lower()
+
+        TABLE = {"loud": shout, "soft": whisper}
+        """,
+    "app/main.py": """\
+        from .hooks import apply, make
+        from .handlers import shout, TABLE
+
+        def main():
+            apply(shout, "a")
+            make()("b")
+            return TABLE["loud"]("c")
+        """,
+}
+
+EDITS = [
+    ("app/main.py", lambda s: s.replace('apply(shout, "a")', 'apply(whisper, "a")')
+     .replace("import shout, TABLE", "import shout, whisper, TABLE")),
+    ("app/sub.py", lambda s: s.replace("def step(self):", "def other(self):")),
+    ("app/sub.py", lambda s: s.replace("def other(self):", "def step(self):")),
+    ("app/hooks.py", lambda s: s.replace("return inner", "return make")),
+    ("app/handlers.py", lambda s: s.replace('"soft": whisper', '"soft": shout')),
+]
+
+
+def _edges(db_path):
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls "
+                               "WHERE resolved_callee LIKE 'app.%'").fetchall())
+    finally:
+        con.close()
+
+
+def _vectors(db_path):
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return {q: np.asarray(v, np.float32) for q, v in con.execute(
+            "SELECT s.qualname || ':' || s.id, e.vector FROM embeddings e JOIN symbols s USING (id)").fetchall()}
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def flow_repo(tmp_path):
+    root = tmp_path / "repo"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow_repo):
+    edges = _edges(index_repository(flow_repo, jobs=1, libraries=False).db_path)
+    assert ("app.hooks.apply", "app.handlers.shout", "flow") in edges
+    assert ("app.main.main", "app.hooks.make.<locals>.inner", "return") in edges
+    assert ("app.main.main", "app.handlers.shout", "container") in edges
+    assert ("app.base.Base.run", "app.sub.Fast.step", "override") in edges
+    assert ("app.base.Base.run", "app.base.Base.step", "self") in edges
+    assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
+
+
+@pytest.mark.parametrize("steps", [1, len(EDITS)])
+def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
+    index_repository(flow_repo, jobs=1, libraries=False)
+    before = _vectors(flow_repo / ".codegraph" / "graph.duckdb")
+    for n, (path, edit) in enumerate(EDITS[:steps]):
+        file = flow_repo / path
+        file.write_text(edit(file.read_text()))
+        updated = index_repository(flow_repo, jobs=1, libraries=False)
+        assert updated.mode == "update"
+        rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False)
+        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}: {path}"
+        # Embeddings: one per symbol, none stale; the update keeps its model (its IDF weights),
+        # so its vectors equal the rebuild's up to those weights.
+        mine, theirs = _vectors(updated.db_path), _vectors(rebuilt.db_path)
+        assert mine.keys() == theirs.keys()
+        assert min(float(mine[k] @ theirs[k]) for k in mine) > 0.9
+    unchanged = [k for k in before if k.startswith("app.base.")]
+    assert unchanged and all(np.array_equal(before[k], mine[k]) for k in unchanged)
+    if steps == 1:
+        edges = _edges(updated.db_path)
+        assert ("app.hooks.apply", "app.handlers.whisper", "flow") in edges  # hooks.py did not change
+        assert ("app.hooks.apply", "app.handlers.shout", "flow") not in edges
