@@ -10,6 +10,7 @@ import ast
 import hashlib
 import inspect
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 
@@ -39,6 +40,17 @@ _QUERY_TEXT = """
 (for_statement right: (_) @implicit_for)
 (raise_statement . (_) @implicit_raise)
 (return_statement (_) @bind_return)
+(attribute) @ref_attribute
+(type [(identifier) (attribute)] @ref_annotation)
+(argument_list (identifier) @ref_value)
+(keyword_argument value: (identifier) @ref_value)
+(assignment right: (identifier) @ref_value)
+(return_statement (identifier) @ref_value)
+(pair value: (identifier) @ref_value)
+(list (identifier) @ref_value)
+(tuple (identifier) @ref_value)
+(set (identifier) @ref_value)
+(expression_list (identifier) @ref_value)
 """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
@@ -49,8 +61,8 @@ def _shorten(value: str | None) -> str | None:
     """An expression as stored: at most _VALUE_LIMIT characters."""
     return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
 
-ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, InheritanceRow = (
-    BY_NAME[t].row for t in EXTRACTED)
+(ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, RefRow,
+ InheritanceRow) = (BY_NAME[t].row for t in EXTRACTED)
 _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
                      "bind_nonlocal": "nonlocal", "bind_lambda": "lambda", "bind_return": "return"}
 
@@ -184,6 +196,7 @@ class _Extractor:
         self.collect_imports(captures.get("import", []), module_scope, intervals)
         self.collect_calls(captures.get("call", []), module_scope, intervals)
         self.collect_implicit(captures, module_scope, intervals)
+        self.collect_refs(captures, module_scope, intervals)
 
         self.rows["classes"].extend(classes.values())
         for table, row, params, owner_id in functions.values():
@@ -622,6 +635,46 @@ class _Extractor:
                         file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
                         col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
                         callee_name=method, kind="implicit", arguments=[]))
+
+
+    _WRITE_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
+
+    def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+        """Uses of names that are not calls: the longest dotted name of an attribute chain read or
+        written, a bare name used as a value, a name in an annotation."""
+        out = self.rows["refs"]
+        nodes = [(n, "attribute") for n in captures.get("ref_attribute", ())]
+        nodes += [(n, "annotation") for n in captures.get("ref_annotation", ())]
+        nodes += [(n, "read") for n in captures.get("ref_value", ())]
+        kinds = {n.id: kind for n, kind in nodes}  # a node captured twice: the later pattern says what it is
+        unique = list({n.id: n for n, _ in nodes}.values())
+        src = self.src
+        for node, scope in self._sweep(unique, module_scope, intervals):
+            kind = kinds[node.id]
+            parent = node.parent
+            if kind == "attribute":
+                if parent is None:
+                    continue
+                parent_type = parent.type
+                if parent_type in ("attribute", "call") and parent.start_byte == node.start_byte:
+                    continue  # the object of a longer chain, or the function of a call
+                if parent_type == "type":
+                    continue  # an annotation: captured as one
+                if parent_type in ("assignment", "augmented_assignment") and parent.start_byte == node.start_byte:
+                    kind = "write"
+                elif parent_type in self._WRITE_PARENTS:
+                    kind = "write"
+                else:
+                    kind = "read"
+            text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+            if not _DOTTED_TEXT.match(text):
+                continue  # `f(x).y`, `a[0].b`: not a name
+            sp = node.start_point
+            out.append(RefRow(file_id=self.file_id, scope_qualname=scope.qualname, line=sp[0] + 1, col=sp[1],
+                              text=text, kind=kind))
+
+
+_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 
 
 def line_count(src: bytes) -> int:

@@ -35,7 +35,7 @@ from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model
 from .semantic.texts import sparse_vectors, term_rows
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
-_RESOLVED_TABLES = ("imports", "calls", "inheritance")
+_RESOLVED_TABLES = ("imports", "calls", "refs", "inheritance")
 _SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in _RESOLVED_TABLES}
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
@@ -115,6 +115,8 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "pr
             continue
         file_rows.append(_file_row(f, result)._replace(layer=layer))
         for name, table_rows in result.rows.items():
+            if layer != "project" and name == "refs":
+                continue  # the library layer is there to look definitions up, not their uses
             if layer != "project" and name in _LAYERED:
                 table_rows = [r._replace(layer=layer) for r in table_rows]
             rows[name].extend(table_rows)
@@ -260,7 +262,11 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
+    out["refs"], properties = _resolve_refs(resolver, tables["refs"], modules)
     out["calls"] = _resolve_calls(resolver, tables["calls"], modules, flow_sites)
+    if properties is not None:
+        out["calls"] = pa.concat_tables([out["calls"], properties.select(out["calls"].column_names)
+                                         .cast(out["calls"].schema)])
     inheritance = tables["inheritance"]
     values = []
     for qualname, position in zip(*_columns(inheritance, ("class_qualname", "position"))):
@@ -268,6 +274,45 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
         values.append(resolved[position] if position < len(resolved) else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
     return out
+
+
+def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> tuple[pa.Table, pa.Table | None]:
+    """refs with their resolution, and a calls row (kind property) for every read of a property:
+    reading `obj.size` runs the getter."""
+    texts, file_ids, scopes, kinds = _columns(refs, ("text", "file_id", "scope_qualname", "kind"))
+    seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+    values = []
+    for text, fid, scope in zip(texts, file_ids, scopes):
+        key = (text, scope)
+        value = seen.get(key)
+        if value is None:
+            target, how = resolver.resolve_expression(text, modules[fid], scope)
+            if target is None or target not in resolver.defs or how == "builtin":
+                value = (None, None)
+            else:
+                value = (target, "library" if target in resolver.libraries else how)
+            seen[key] = value
+        values.append(value)
+    resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
+    resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
+    getters = [i for i, ((target, how), kind) in enumerate(zip(values, kinds))
+               if kind == "read" and how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "property"]
+    if not getters:
+        return resolved, None
+    picked = refs.take(getters)
+    n = len(getters)
+    line = picked.column("line")
+    ends = pa.array([c + len(t) for c, t in zip(picked.column("col").to_pylist(), picked.column("text").to_pylist())],
+                    pa.int32())
+    columns = {"file_id": picked.column("file_id"), "caller_id": pa.nulls(n, pa.int64()),
+               "caller_qualname": picked.column("scope_qualname"), "line": line, "col": picked.column("col"),
+               "end_line": line, "end_col": ends, "callee_text": picked.column("text"),
+               "callee_name": pa.array([texts[i].rpartition(".")[2] for i in getters], pa.string()),
+               "kind": pa.array(["property"] * n, pa.string()), "arguments": pa.array([[]] * n, pa.list_(pa.string())),
+               "alternative": pa.array([False] * n, pa.bool_()),
+               "resolved_callee": pa.array([values[i][0] for i in getters], pa.string()),
+               "resolution": pa.array(["implicit"] * n, pa.string())}
+    return resolved, pa.table(columns)
 
 
 def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple]

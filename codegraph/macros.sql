@@ -121,6 +121,45 @@ CREATE MACRO callees_of(qn) AS TABLE
     SELECT callee_text, resolved_callee, resolution, line, col
     FROM calls WHERE caller_qualname = qn ORDER BY line, col;
 
+-- Every use of a definition in the repository: calls (`kind` as in calls: call, decorator,
+-- implicit, init, property), imports, base classes, and the reads, writes and annotations of refs.
+CREATE MACRO references_to(qn) AS TABLE
+    SELECT u.kind, u.scope_qualname, f.path, u.line, u.col, u.text, u.resolution FROM (
+        SELECT kind, caller_qualname AS scope_qualname, file_id, line, col, callee_text AS text, resolution
+        FROM calls WHERE resolved_callee = qn
+        UNION ALL
+        SELECT 'import', scope_qualname, file_id, line, NULL, coalesce(name, imported_module), resolution
+        FROM imports WHERE resolved_qualname = qn
+        UNION ALL
+        SELECT 'base', h.class_qualname, h.file_id, k.start_line, NULL, h.base_text, h.resolution
+        FROM inheritance h JOIN classes k ON k.id = h.class_id WHERE h.resolved_base = qn
+        UNION ALL
+        SELECT kind, scope_qualname, file_id, line, col, text, resolution FROM refs WHERE resolved_qualname = qn
+    ) u JOIN files f USING (file_id)
+    ORDER BY f.path, u.line, u.col, u.kind;
+
+-- The methods of subclasses (at any depth) that replace the method qn: what a call of qn on an
+-- instance of a subclass runs instead.
+CREATE MACRO overrides_of(qn) AS TABLE
+    WITH RECURSIVE walk(class_qualname, depth, trail) AS (
+        SELECT class_qualname, 0, [class_qualname] FROM all_members WHERE qualname = qn
+        UNION ALL
+        SELECT i.class_qualname, w.depth + 1, list_append(w.trail, i.class_qualname)
+        FROM walk w JOIN inheritance i ON i.resolved_base = w.class_qualname
+        WHERE NOT list_contains(w.trail, i.class_qualname) AND w.depth < 64
+    )
+    SELECT m.qualname, m.class_qualname, min(w.depth) AS depth, m.kind, m.signature, m.path, m.start_line
+    FROM walk w JOIN members m ON m.class_qualname = w.class_qualname
+    WHERE w.depth > 0 AND m.name = regexp_extract(qn, '[^.]+$')
+    GROUP BY ALL ORDER BY depth, m.qualname;
+
+-- What a call of the method qn may run: qn itself and its overrides.
+CREATE MACRO implementations_of(qn) AS TABLE
+    SELECT qualname, class_qualname, 0 AS depth, kind, signature, path, start_line FROM all_members WHERE qualname = qn
+    UNION ALL
+    SELECT * FROM overrides_of(qn)
+    ORDER BY depth, qualname;
+
 -- Where a name can be imported from: its defining module, and modules that re-export it; the
 -- repository's own first, then the standard library and imported packages (`layer`).
 CREATE MACRO import_candidates(sym) AS TABLE

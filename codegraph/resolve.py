@@ -470,7 +470,11 @@ class Resolver:
             found = self._member_chain(holder, rest.split(".")) if rest else None
             return [(found, "type")] if found else []
         if kind == "assignment":
-            return _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
+            flowing, self._flowing = self._flowing, False  # flows reach calls on a parameter itself only
+            try:
+                return _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
+            finally:
+                self._flowing = flowing
         if kind == "parameter" and self._flowing and not self._in_flow:
             return self._flow_targets(scope, name, position, rest)
         return []

@@ -244,7 +244,8 @@ TABLES: tuple[Table, ...] = (
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
         _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
            "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` -> "
-           "C.__init__) | init (`C()` also runs C.__init__: a row added by resolution next to the call)", True),
+           "C.__init__) | init (`C()` also runs C.__init__: a row added by resolution next to the call) | property "
+           "(reading `obj.size` runs the property's getter: a row added by resolution from `refs`)", True),
         _c("arguments", "VARCHAR[]", "the arguments as written, shortened: `x`, `key=x`, `*xs`, `**kw`; a decorator's "
            "row holds the decorated name", True),
         _c("alternative", "BOOLEAN", "false for the first answer; true for the rows of the other definitions the "
@@ -259,6 +260,20 @@ TABLES: tuple[Table, ...] = (
            "(a subclass's method that replaces the one the receiver's class has) | implicit (an implicit or init "
            "row that ends in the repository's code) — the repository's own code; library (the standard library or "
            "a package it imports) | builtin | external (outside the graph) | NULL", stage="resolve"))),
+    Table("refs", "the uses of names that are not calls, imports or base classes (those have their own tables; "
+          "`references_to(qn)` gives them all): dotted names read or written (`self.size`, `config.DEBUG = x`), "
+          "names used as values (`run(handler)`, `x = CONSTANT`, `return helper`, `[a, b]`) and names in "
+          "annotations. (REFERENCES is an SQL keyword, hence the short name.)", (
+              _c("file_id", "BIGINT", "the file", True),
+              _c("scope_qualname", "VARCHAR", "the enclosing function, class or module", True),
+              _c("line", "INTEGER", "where"),
+              _c("col", "INTEGER", "0-based"),
+              _c("text", "VARCHAR", "the name as written: \"self.size\", \"handler\"", True),
+              _c("kind", "VARCHAR", "read | write | annotation", True),
+              _c("resolved_qualname", "VARCHAR", "the definition of this repository (or of the library layer) "
+                 "it names", stage="resolve"),
+              _c("resolution", "VARCHAR", "how it resolved, as calls.resolution; NULL for a name bound in the "
+                 "function or one defined elsewhere", stage="resolve"))),
     Table("inheritance", "one row per base class as written", (
         _c("file_id", "BIGINT", "the file", True),
         _c("class_id", "BIGINT", "the class (id in classes)", True),
@@ -291,7 +306,7 @@ BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
 for _table in TABLES:
     _table.row  # noqa: B018 - define every row type at import (see Table.row)
 EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions", "parameters", "bindings",
-                              "imports", "calls", "inheritance")  # what the parser emits per file
+                              "imports", "calls", "refs", "inheritance")  # what the parser emits per file
 DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).

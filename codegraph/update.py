@@ -71,6 +71,14 @@ _FILES_DEFINING_SQL = """
     UNION SELECT file_id FROM nested_functions WHERE list_contains($q, qualname)
     UNION SELECT file_id FROM classes WHERE list_contains($q, qualname)
 """
+# The files of the functions (of $q) that call through a parameter, or whose nested functions do:
+# what their callers pass decides what those calls run.
+_CALLS_ON_PARAMETERS_SQL = """
+    SELECT DISTINCT c.file_id FROM parameters p JOIN calls c
+      ON (c.caller_qualname = p.owner_qualname OR starts_with(c.caller_qualname, p.owner_qualname || '.<locals>.'))
+     AND split_part(c.callee_text, '.', 1) = p.name
+    WHERE list_contains($q, p.owner_qualname) AND p.name NOT IN ('self', 'cls')
+"""
 # Calls of files not resolved now into definitions of files that are: Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
     WITH here AS (
@@ -86,8 +94,9 @@ _FLOW_SITES_SQL = f"""
 """
 
 
-# A call's rows as the parser gave them: the init and alternative rows come again with resolution.
-_FIRST_ROWS = " AND kind <> 'init' AND NOT alternative"
+# A call's rows as the parser gave them: the init, property and alternative rows come again with
+# resolution.
+_FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
 
 
 def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
@@ -310,6 +319,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                 AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
             UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
                 AND list_contains($added, split_part(base_text, '.', -1))
+            UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
+            UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
+                AND list_contains($added, split_part(text, '.', -1))
         """, {"removed": removed, "added": added_names}).fetchall()]
     else:
         affected = [r[0] for r in con.execute("""
@@ -320,8 +332,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
               ON starts_with(k.resolved_callee, c.module || '.')
             UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
               ON starts_with(h.resolved_base, c.module || '.')
+            UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
+              ON starts_with(r.resolved_qualname, c.module || '.')
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override')
+            UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
         """, {"retyped": retyped}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
@@ -367,14 +382,15 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for text, fid, caller, kind, arguments in zip(*_columns(
             calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))):
         if arguments and kind != "implicit":
-            target = resolver.resolve_call(text, modules[fid], caller)[0]
-            reached.add(target)
-            if resolver.defs.get(target) == "class":
-                reached.add(resolver.member(target, "__init__"))
-    for qualname in fresh["classes"].column("qualname").to_pylist():
-        reached.update(resolver.mro(qualname)[1:])
+            callee = resolver.resolve_call(text, modules[fid], caller)[0]
+            reached.add(callee)
+            if resolver.defs.get(callee) == "class":
+                reached.add(resolver.member(callee, "__init__"))
     reached.discard(None)
-    flowing = {r[0] for r in con.execute(_FILES_DEFINING_SQL, {"q": sorted(reached)}).fetchall()}
+    flowing = {r[0] for r in con.execute(_CALLS_ON_PARAMETERS_SQL, {"q": sorted(reached)}).fetchall()}
+    if changed:
+        ancestors = {a for q in fresh["classes"].column("qualname").to_pylist() for a in resolver.mro(q)[1:]}
+        flowing |= {r[0] for r in con.execute(_FILES_DEFINING_SQL, {"q": sorted(ancestors)}).fetchall()}
     flowing -= set(affected) | set(gone_ids) | fresh_ids
     if flowing:
         con.execute("INSERT INTO _affected SELECT unnest($ids::BIGINT[])", {"ids": sorted(flowing)})
@@ -395,7 +411,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for name in _RESOLVED_TABLES:
         con.execute(f'DELETE FROM "{name}" {where}')
     classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
-    flow_sites = [(target, how, kind, arguments, modules[fid], caller) for target, how, kind, arguments, caller, fid
+    flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
                   in sites]
     _write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
     db.insert_rows(con, "files", file_rows)

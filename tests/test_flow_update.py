@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from codegraph.indexer import index_repository
+from codegraph.semantic.store import VectorCache, vectors_path
 
 from test_incremental import _snapshot
 
@@ -119,6 +120,11 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
         # Embeddings: one per symbol, none stale; the update keeps its model (its IDF weights),
         # so its vectors equal the rebuild's up to those weights.
         mine, theirs = _vectors(updated.db_path), _vectors(rebuilt.db_path)
+        con = duckdb.connect(str(updated.db_path), read_only=True)
+        token = con.execute("SELECT value FROM meta WHERE key = 'vectors_token'").fetchone()[0]
+        con.close()
+        cache = VectorCache.read(vectors_path(updated.db_path), token=token)  # the search cache follows
+        assert cache is not None and sorted(cache.ids.tolist()) == sorted(int(k.rpartition(":")[2]) for k in mine)
         assert mine.keys() == theirs.keys()
         assert min(float(mine[k] @ theirs[k]) for k in mine) > 0.9
     unchanged = [k for k in before if k.startswith("app.base.")]
@@ -127,3 +133,40 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
         edges = _edges(updated.db_path)
         assert ("app.hooks.apply", "app.handlers.whisper", "flow") in edges  # hooks.py did not change
         assert ("app.hooks.apply", "app.handlers.shout", "flow") not in edges
+
+
+def test_references_overrides_and_property_reads(flow_repo):
+    (flow_repo / "app/shapes.py").write_text(textwrap.dedent("""\
+        from .base import Base
+        from .sub import Fast
+
+        class Box:
+            @property
+            def size(self):
+                return 3
+
+            def grow(self) -> int:
+                return self.size + 1
+
+        def use(box: Box, kind: type[Base] = Fast):
+            total = box.size
+            box.label = "x"
+            return kind, total
+        """))
+    db_path = index_repository(flow_repo, jobs=1, libraries=False).db_path
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        refs = con.execute("SELECT kind, scope_qualname, text FROM references_to('app.shapes.Box.size')").fetchall()
+        assert ("property", "app.shapes.Box.grow", "self.size") in refs  # the read runs the getter
+        assert ("read", "app.shapes.use", "box.size") in refs and ("property", "app.shapes.use", "box.size") in refs
+        kinds = {r[0] for r in con.execute("SELECT kind FROM references_to('app.base.Base')").fetchall()}
+        assert {"import", "base", "annotation"} <= kinds
+        assert ("read", "app.shapes.use", "kind") not in refs
+        assert con.execute("SELECT qualname, depth FROM overrides_of('app.base.Base.step')").fetchall() == [
+            ("app.sub.Fast.step", 1)]
+        assert [r[0] for r in con.execute("SELECT qualname FROM implementations_of('app.base.Base.step')").fetchall()] == [
+            "app.base.Base.step", "app.sub.Fast.step"]
+        callers = {r[0] for r in con.execute("SELECT caller_qualname FROM callers_of('app.sub.Fast.step')").fetchall()}
+        assert callers == {"app.base.Base.run"}  # through self.step(), by override
+    finally:
+        con.close()
