@@ -277,8 +277,8 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
 
 
 def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> tuple[pa.Table, pa.Table | None]:
-    """refs with their resolution, and a calls row (kind property) for every read of a property:
-    reading `obj.size` runs the getter."""
+    """refs with their resolution, and a calls row (kind property) for every read or write of a
+    property: `obj.size` runs the getter, `obj.size = 3` the setter."""
     texts, file_ids, scopes, kinds = _columns(refs, ("text", "file_id", "scope_qualname", "kind"))
     seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     values = []
@@ -296,7 +296,7 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
     resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
     getters = [i for i, ((target, how), kind) in enumerate(zip(values, kinds))
-               if kind == "read" and how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "property"]
+               if kind in ("read", "write") and how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "property"]
     if not getters:
         return resolved, None
     picked = refs.take(getters)

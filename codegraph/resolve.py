@@ -467,6 +467,8 @@ class Resolver:
         elif annotation:
             holder = self._type_of_annotation(annotation, module, scope)
         if holder is not None:
+            if not rest and kind == "parameter" and self.defs.get(scope) == "classmethod":
+                return [(holder, "self")]  # cls(): the class (a subclass's, when called on one)
             found = self._member_chain(holder, rest.split(".")) if rest else None
             return [(found, "type")] if found else []
         if kind == "assignment":
@@ -634,8 +636,9 @@ class Resolver:
             for text in texts:
                 callee = _callee_of(text)
                 head = (callee or text).partition(".")[0]
-                if head == "self" and text == "self" and self.defs.get(function) in _SELF_KINDS:
-                    out.append((function.rpartition(".")[0], "instance"))
+                if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
+                        (callee == "cls" and self.defs.get(function) == "classmethod"):
+                    out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
                 if not _DOTTED.match(callee or text) or self.lookup(head, module, function)[1] == "bound":
                     continue

@@ -1,0 +1,4 @@
+from pkg.sub.mod import f
+
+def run():
+    return f()

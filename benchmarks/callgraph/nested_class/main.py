@@ -1,0 +1,5 @@
+def f():
+    class Local:
+        def m(self):
+            return 1
+    return Local().m()

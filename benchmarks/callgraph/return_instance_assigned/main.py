@@ -1,0 +1,10 @@
+class Conn:
+    def send(self):
+        return 1
+
+def connect():
+    return Conn()
+
+def main():
+    conn = connect()
+    return conn.send()
