@@ -7,7 +7,10 @@ suite runs under a profiler (`sys.setprofile`, threads included: this Python has
 sys.monitoring) that records every call from a function of the project's code to another
 function of it (test files excluded on both sides), named `module.co_qualname`; lambdas and
 comprehensions count as their enclosing function, as in the graph. Nobody here chose these
-edges: they are what ran. Reported per project: how many observed caller -> callee pairs the
+edges: they are what ran. One kind is reported apart: a generator's (or coroutine's) body is
+entered from whatever iterates it (`take(n, windowed(...))` shows up as take -> windowed), not
+from the call that made it, so no call site in the code says it; `recall_with_generators` counts
+them too. Reported per project: how many observed caller -> callee pairs the
 graph has (recall on executed code), with this codegraph and, when --baseline-python names an
 interpreter with an older codegraph, with that one indexing the same checkout in the same run;
 and the graph's edges that the run did not observe (not errors: tests do not run everything).
@@ -60,7 +63,10 @@ def profile(frame, event, arg):
     caller = frame.f_back
     if caller is None or caller.f_code.co_filename not in keep:
         return
-    seen.add((caller.f_code.co_filename, _name(caller.f_code), callee.co_filename, _name(callee)))
+    # a generator's or coroutine's body is entered by whoever iterates or awaits it, not by the
+    # call that made it: flagged, so it is reported apart
+    seen.add((caller.f_code.co_filename, _name(caller.f_code), callee.co_filename, _name(callee),
+              bool(callee.co_flags & 0x3A0)))
 
 threading.setprofile(profile)
 sys.setprofile(profile)
@@ -90,7 +96,9 @@ def source_files(root: Path) -> dict[str, str]:
             and "conftest" not in f.path}
 
 
-def observe(root: Path, files: dict[str, str], scratch: Path) -> set[tuple[str, str]]:
+def observe(root: Path, files: dict[str, str], scratch: Path) -> tuple[set, set]:
+    """(caller, callee) pairs seen, and apart those whose callee is a generator or coroutine body
+    (its caller is the code that iterates it, wherever the generator was made)."""
     out = scratch / f"{root.name}.trace.json"
     tracer = scratch / "codegraph_tracer.py"
     tracer.write_text(_TRACER)
@@ -99,13 +107,13 @@ def observe(root: Path, files: dict[str, str], scratch: Path) -> set[tuple[str, 
                     "-W", "ignore::pytest.PytestRemovedIn10Warning"],
                    cwd=root, capture_output=True, text=True, timeout=1800, check=False,
                    env={**os.environ, "PYTHONPATH": env_path, "CODEGRAPH_TRACE_FILES": json.dumps(sorted(files))})
-    edges = set()
-    for caller_file, caller, callee_file, callee in json.loads(out.read_text()):
+    edges, resumed = set(), set()
+    for caller_file, caller, callee_file, callee, generator in json.loads(out.read_text()):
         a = files[caller_file] if caller == "<module>" else f"{files[caller_file]}.{caller}"
         b = f"{files[callee_file]}.{callee}"
         if callee != "<module>" and a != b:
-            edges.add((a, b))
-    return edges
+            (resumed if generator else edges).add((a, b))
+    return edges, resumed - edges
 
 
 def static_edges(db_path: Path, resolutions: tuple[str, ...]) -> set[tuple[str, str]]:
@@ -148,19 +156,24 @@ def main(argv: list[str] | None = None) -> None:
             if setup.get(name):
                 subprocess.run([sys.executable, "-m", "pip", "install", "-q", *setup[name]], check=True)
             files = source_files(root)
-            observed = observe(root, files, scratch)
+            observed, resumed = observe(root, files, scratch)
             project = {"requirement": requirement}
             for run, (python, resolutions) in runs.items():
                 db_path = scratch / f"{name}-{run}.duckdb"
                 index_with(python, root, db_path)
                 if run == "current":  # calls of functions (class bodies and modules run when imported)
                     observed = {(a, b) for a, b in observed if b in functions(db_path)}
+                    resumed = {(a, b) for a, b in resumed if b in functions(db_path)}
                     project["observed_edges"] = len(observed)
+                    project["generator_edges"] = len(resumed)
                 static = static_edges(db_path, resolutions)
                 found = observed & static
+                everything = observed | resumed
                 project[run] = {"static_edges": len(static), "recall": round(len(found) / len(observed), 4)
                                 if observed else None, "missed": sorted(map(list, observed - static))[:400],
-                                "not_observed": len(static - observed)}
+                                "not_observed": len(static - everything),
+                                "recall_with_generators": round(len(everything & static) / len(everything), 4)
+                                if everything else None}
             results["projects"][name] = project
             print(name, len(observed), "observed;",
                   {run: project[run]["recall"] for run in runs}, flush=True)

@@ -640,8 +640,8 @@ class _Extractor:
     _WRITE_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
 
     def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
-        """Uses of names that are not calls: the longest dotted name of an attribute chain read or
-        written, a bare name used as a value, a name in an annotation."""
+        """Uses of names that are not calls: every dotted prefix of an attribute chain read or
+        written (`a.b.c` reads `a.b`), a bare name used as a value, a name in an annotation."""
         out = self.rows["refs"]
         nodes = [(n, "attribute") for n in captures.get("ref_attribute", ())]
         nodes += [(n, "annotation") for n in captures.get("ref_annotation", ())]
@@ -656,8 +656,9 @@ class _Extractor:
                 if parent is None:
                     continue
                 parent_type = parent.type
-                if parent_type in ("attribute", "call") and parent.start_byte == node.start_byte:
-                    continue  # the object of a longer chain, or the function of a call
+                if parent_type == "call" and parent.start_byte == node.start_byte:
+                    continue  # the function of a call: a calls row (its object, `self.schema` of
+                    # `self.schema.load()`, is a read of its own)
                 if parent_type == "type":
                     continue  # an annotation: captured as one
                 if parent_type in ("assignment", "augmented_assignment") and parent.start_byte == node.start_byte:

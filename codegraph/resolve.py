@@ -485,7 +485,12 @@ class Resolver:
         """What a call through a name holding `value` runs: the function or class it names
         (alias), a method of the class it is an instance of (type), or what a call returns."""
         if value.startswith(_ELEMENT_OF):
-            return _unique(t for element, in_module, where in self._elements(value[1:], module, scope)
+            held = self._elements(value[1:], module, scope)
+            if not held and rest:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
+                holder = self._element_type(value[1:], module, scope)
+                found = self._member_chain(holder, rest.split(".")) if holder else None
+                return [(found, "type")] if found else []
+            return _unique(t for element, in_module, where in held
                            for t in self._value_targets(element, rest, in_module, where))
         if not rest:
             if _DOTTED.match(value):
@@ -541,6 +546,32 @@ class Resolver:
             return []
         holder = target.rpartition(".")[0]
         return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1)
+
+    def _element_type(self, text: str, module: str, scope: str) -> str | None:
+        """The class of the elements of a collection whose annotation says (`-> List[Param]`,
+        `params: Sequence[Param]`): of a call's return annotation, a name's or an attribute's."""
+        callee = _callee_of(text)
+        annotation, where = None, None
+        if callee is not None:
+            target, _ = self.resolve_call(callee, module, scope)
+            if target is not None and self.defs.get(target) in _CALLABLE_KINDS:
+                where, said = self.evidence.get(target, (None, ""))
+                annotation = said.rpartition("->")[2] if "->" in said else None
+                scope = target
+        elif _DOTTED.match(text):
+            head, _, rest = text.partition(".")
+            target, how = self.lookup(head, module, scope)
+            if how == "bound" and not rest:
+                facts_scope, _, name = target.partition("\x00")
+                annotation, where = self.scope_facts[facts_scope][name][2], module
+            else:
+                target, _ = self.resolve_expression(text, module, scope)
+                if target is not None and self.defs.get(target) in ("variable", "class_attribute",
+                                                                   "instance_attribute"):
+                    where, annotation = self.evidence.get(target, (None, None))
+                    scope = target.rpartition(".")[0]
+        inner = _first_type_argument(annotation) if annotation and where else None
+        return self._type_of_annotation(inner, where, scope) if inner else None
 
     def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
         """`HANDLERS["a"]()`, `self.ops[i]()`: the functions and classes the container holds."""
@@ -686,6 +717,25 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
 }
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
+
+
+_COLLECTIONS = frozenset({
+    "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set", "FrozenSet", "AbstractSet",
+    "MutableSet", "Tuple", "Generator", "Deque", "list", "set", "frozenset", "tuple", "deque"})
+
+
+def _first_type_argument(annotation: str) -> str | None:
+    """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
+    annotation = annotation.strip().strip("'\"")
+    name, bracket, rest = annotation.partition("[")
+    if not bracket or not rest.endswith("]") or name.rpartition(".")[2] not in _COLLECTIONS:
+        return None
+    depth = 0
+    for i, char in enumerate(rest[:-1]):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            return rest[:i].strip()
+    return rest[:-1].strip()
 
 
 def _literal_elements(text: str) -> list[str] | None:
