@@ -175,9 +175,9 @@ def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
 
 
 def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
-    """(qualname, kind, layer, module, evidence) of every definition in extracted tables; the
-    evidence says what it holds or returns (Resolver.type_of): an attribute's or variable's
-    annotation or value, a function's signature."""
+    """(qualname, kind, layer, module, evidence, decorators) of every definition in extracted
+    tables; the evidence says what it holds or returns (Resolver.type_of): an attribute's or
+    variable's annotation or value, a function's signature; a function's decorators as written."""
     out: list[tuple] = []
     fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
     for name in DEFINITIONS:
@@ -187,23 +187,26 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         qualnames = table.column("qualname").to_pylist()
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
         modules = table.column("qualname" if name == "modules" else "module").to_pylist()
+        nothing = [None] * len(qualnames)
         if name in ("members", "globals"):
             evidence = [sig if sig is not None else (ann if ann is not None else value) for sig, ann, value in
                         zip(*_columns(table, ("signature", "annotation", "value")))]
         elif name == "nested_functions":
             evidence = table.column("signature").to_pylist()
         else:
-            evidence = [None] * len(qualnames)
-        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence))
+            evidence = nothing
+        decorators = table.column("decorators").to_pylist() if name in _DECORATED else nothing
+        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators))
     return out
 
 
+_DECORATED = ("members", "globals", "nested_functions")
 _DEFINITIONS_SQL = """
-    SELECT qualname, 'module', layer, qualname, NULL FROM all_modules
-    UNION ALL SELECT qualname, 'class', layer, module, NULL FROM all_classes
-    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value) FROM all_members
-    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value) FROM all_globals
-    UNION ALL SELECT qualname, 'nested_function', layer, module, signature FROM all_nested_functions"""
+    SELECT qualname, 'module', layer, qualname, NULL, NULL FROM all_modules
+    UNION ALL SELECT qualname, 'class', layer, module, NULL, NULL FROM all_classes
+    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value), decorators FROM all_members
+    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value), decorators FROM all_globals
+    UNION ALL SELECT qualname, 'nested_function', layer, module, signature, decorators FROM all_nested_functions"""
 _IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
 _BASE_KEY = ("class_qualname", "module", "position", "base_text")
 _BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
@@ -236,13 +239,16 @@ def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Ta
     definitions: dict[str, str] = {}
     libraries: set[str] = set()
     evidence: dict[str, tuple[str, str]] = {}
-    for qualname, kind, layer, module, said in defs:
+    decorated: dict[str, tuple[str, ...]] = {}
+    for qualname, kind, layer, module, said, decorators in defs:
         if definitions.setdefault(qualname, kind) == kind and layer != "project":
             libraries.add(qualname)
         if said is not None:
             evidence.setdefault(qualname, (module, said))
+        if decorators:
+            decorated.setdefault(qualname, tuple(decorators))
     return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)),
-                    libraries, evidence, returns)
+                    libraries, evidence, returns, decorated)
 
 
 def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],

@@ -41,6 +41,7 @@ class Resolver:
         libraries: set[str] | frozenset = frozenset(),
         evidence: dict[str, tuple[str, str]] | None = None,
         returns: dict[str, tuple[str, ...]] | None = None,
+        decorators: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """defs: qualname -> kind for every definition (modules, classes, members, globals,
         nested functions). imports: (module, scope_qualname, bound_name, target, is_star,
@@ -48,7 +49,8 @@ class Resolver:
         definitions of the library layer: a call that ends there resolves as 'library'. evidence:
         qualname -> (module, text) saying what a definition holds or returns: an attribute's or
         variable's annotation or assigned value, a function's signature (its return annotation).
-        returns: function qualname -> the expressions its return statements give."""
+        returns: function qualname -> the expressions its return statements give. decorators:
+        function qualname -> its decorators as written, outermost first."""
         self.defs = defs
         self.evidence = evidence or {}
         # function qualname -> name -> (kind, value, annotation, position) for the callers being resolved
@@ -56,6 +58,7 @@ class Resolver:
         # function qualname -> parameter position or keyword -> arguments passed to it (learn_flows)
         self.flows: dict[str, dict[str | int, list[tuple[str, str, str]]]] = defaultdict(lambda: defaultdict(list))
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
+        self.decorators: dict[str, tuple[str, ...]] = dict(decorators or {})
         self._children: dict[str, list[str]] | None = None
         self._in_flow = False
         self._flowing = False
@@ -304,6 +307,9 @@ class Resolver:
         found = self._calls.get(key)
         if found is None:
             found = self._resolve_call(text, module, caller)
+            if found[0] in self.decorators and found[1] != "builtin":
+                wrapper = self._wrapper_of(found[0])  # @log def work(): work() runs log's wrapper
+                found = (wrapper, "wrapper") if wrapper is not None else found
             if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
                 found = (found[0], "library")
             self._calls[key] = found
@@ -343,6 +349,33 @@ class Resolver:
             if aliased is not None:
                 return aliased, "alias"
         return target, how
+
+    def _wrapper_of(self, function: str) -> str | None:
+        """What runs when a decorated function is called: the function its outermost decorator
+        returns (a project function returning a nested one, `return wrapper`); None when the
+        decorator hands back what it was given or is not the project's."""
+        if function in self._busy:
+            return None
+        module = self.evidence.get(function, (None,))[0]
+        text = self.decorators[function][0]
+        if module is None or not text:
+            return None
+        scope = function.rsplit(_LOCALS, 1)[0] if _LOCALS in function else function.rpartition(".")[0]
+        self._busy.add(function)
+        try:
+            factory = _callee_of(text)
+            if factory is not None:  # @tag("x"): what tag("x") returns decorates
+                target, _ = self.resolve_call(factory, module, scope)
+                made = [t for t, what in self._returned(target) if what == "callable"] if target else []
+                decorator = made[0] if made else None
+            else:
+                decorator = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
+            if decorator is None or decorator in self.libraries or self.defs.get(decorator) not in _CALLABLE_KINDS:
+                return None
+            returned = [t for t, what in self._returned(decorator) if what == "callable"]
+            return returned[0] if returned and returned[0] != function else None
+        finally:
+            self._busy.discard(function)
 
     def _alias_of(self, qualname: str) -> str | None:
         """The function or class a module-level or class-level name was assigned (`h = helper`)."""
@@ -591,6 +624,10 @@ class Resolver:
         (`map(f, xs)` runs f)."""
         first = self.resolve_call(text, module, caller)
         found = [first] if first[0] is not None else []
+        if first[1] == "wrapper":  # the name the code calls, a row of its own that is not a call edge
+            found.append((self._resolve_call(text, module, caller)[0], "decorated"))
+        if first[1] == "self" and self.defs.get(first[0]) == "instance_attribute":
+            found += self._stored_targets(first[0])
         called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
         for position, argument in enumerate(arguments if called else ()):
             keyword, equals, value = argument.partition("=")
@@ -616,6 +653,17 @@ class Resolver:
                 found += [(t, "override") for t in self.overrides(target, receiver)]
         found = [f for i, f in enumerate(_unique(found)) if i == 0 or f[0] not in self.libraries]
         return found or [first]
+
+    def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
+        """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""
+        said = self.evidence.get(attribute, (None, None))[1]
+        if not said or not _IDENTIFIER.match(said):
+            return []
+        init = attribute.rpartition(".")[0] + ".__init__"
+        facts = self.scope_facts.get(init, {}).get(said)
+        if facts is None or facts[0] != "parameter":
+            return []
+        return self._flow_targets(init, said, facts[3], "")
 
     def overrides(self, target: str, receiver: str | None = None) -> list[str]:
         """The methods of subclasses of the receiver's class (by default the class defining

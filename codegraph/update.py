@@ -45,6 +45,12 @@ _INTERFACE_SQL = """
         WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
     UNION ALL SELECT 'says', qualname, signature, NULL FROM nested_functions
         WHERE file_id IN (SELECT file_id FROM _gone) AND signature IS NOT NULL
+    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM members
+        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
+    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM globals
+        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
+    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM nested_functions
+        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
     UNION ALL SELECT 'says', scope_qualname || ':return', string_agg(value, '\n' ORDER BY line, value), NULL
         FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return' AND value IS NOT NULL
         GROUP BY scope_qualname
@@ -79,6 +85,13 @@ _CALLS_ON_PARAMETERS_SQL = """
      AND split_part(c.callee_text, '.', 1) = p.name
     WHERE list_contains($q, p.owner_qualname) AND p.name NOT IN ('self', 'cls')
 """
+# The files calling `self.x()` where a constructor (of $q) stores a parameter as x (`self.x = x`).
+_CALLS_ON_STORED_PARAMETERS_SQL = """
+    SELECT DISTINCT c.file_id FROM members m
+    JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__' AND p.name = m.value
+    JOIN calls c ON c.callee_text = 'self.' || m.name
+    WHERE m.kind = 'instance_attribute' AND list_contains($q, p.owner_qualname)
+"""
 # Calls of files not resolved now into definitions of files that are: Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
     WITH here AS (
@@ -111,8 +124,9 @@ def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
 
 def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     definitions = _definitions(tables)
-    out = {("def", q, k, None) for q, k, _layer, _module, _said in definitions}
-    out |= {("says", q, said, None) for q, _k, _layer, _module, said in definitions if said is not None}
+    out = {("def", q, k, None) for q, k, *_rest in definitions}
+    out |= {("says", q, said, None) for q, _k, _layer, _module, said, _d in definitions if said is not None}
+    out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d in definitions if d}
     returned: dict[str, list[tuple]] = {}  # what functions return (Resolver.returns), as _INTERFACE_SQL says it
     for scope, kind, line, value in zip(*_columns(tables["bindings"], ("scope_qualname", "kind", "line", "value"))):
         if kind == "return" and value is not None:
@@ -298,7 +312,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # What a definition holds or returns (its evidence, for calls resolved by type) changed?
     old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
     new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
-    retyped = any(q in new_says and new_says[q] != said for q, said in old_says.items())
+    kept = {i[1] for i in old_interface if i[0] == "def"} & {i[1] for i in new_interface if i[0] == "def"}
+    retyped = any(old_says.get(q) != new_says.get(q) for q in old_says.keys() | new_says.keys()
+                  if q.partition(":")[0] in kept)
     changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
     if not changed and not retyped:
         affected = []
@@ -335,7 +351,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
               ON starts_with(r.resolved_qualname, c.module || '.')
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
-                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override')
+                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
         """, {"retyped": retyped}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
@@ -387,7 +403,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             if resolver.defs.get(callee) == "class":
                 reached.add(resolver.member(callee, "__init__"))
     reached.discard(None)
-    flowing = {r[0] for r in con.execute(_CALLS_ON_PARAMETERS_SQL, {"q": sorted(reached)}).fetchall()}
+    flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
+               for r in con.execute(sql, {"q": sorted(reached)}).fetchall()}
     if changed:
         ancestors = {a for q in fresh["classes"].column("qualname").to_pylist() for a in resolver.mro(q)[1:]}
         flowing |= {r[0] for r in con.execute(_FILES_DEFINING_SQL, {"q": sorted(ancestors)}).fetchall()}

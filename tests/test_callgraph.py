@@ -4,10 +4,11 @@ import pytest
 
 from benchmarks.callgraph_bench import PROGRAMS, evaluate
 
-# Features the resolver covers completely; the others (arguments bound to parameters, returned
-# functions, containers, namespace packages, decorators' results) are measured, not yet met.
+# Features the resolver covers completely; "parameter" (arguments bound to parameters) is
+# measured, not yet met: a parameter stored in an attribute, and two hops, are not followed.
 COVERED = ("direct", "import", "self", "constructor", "object", "annotation", "alias", "shadowing", "nested",
-           "lambda")
+           "lambda", "decorator", "implicit", "return", "container", "namespace", "override", "property", "cls",
+           "super")
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def result():
 
 
 def test_there_are_programs_for_every_feature(result):
-    assert result["all"]["programs"] >= 80
+    assert result["all"]["programs"] >= 100
     assert set(COVERED) <= set(result["features"])
 
 

@@ -48,13 +48,33 @@ FILES = {
 
         TABLE = {"loud": shout, "soft": whisper}
         """,
+    "app/jobs.py": """\
+        def log(fn):
+            def wrapper(*args):
+                return fn(*args)
+            return wrapper
+
+        class Runner:
+            def __init__(self, fn):
+                self.fn = fn
+
+            def go(self):
+                return self.fn("x")
+
+        @log
+        def work():
+            return 1
+        """,
     "app/main.py": """\
         from .hooks import apply, make
         from .handlers import shout, TABLE
+        from .jobs import Runner, work
 
         def main():
             apply(shout, "a")
             make()("b")
+            Runner(shout).go()
+            work()
             return TABLE["loud"]("c")
         """,
 }
@@ -66,6 +86,8 @@ EDITS = [
     ("app/sub.py", lambda s: s.replace("def other(self):", "def step(self):")),
     ("app/hooks.py", lambda s: s.replace("return inner", "return make")),
     ("app/handlers.py", lambda s: s.replace('"soft": whisper', '"soft": shout')),
+    ("app/main.py", lambda s: s.replace("Runner(shout)", "Runner(whisper)")),
+    ("app/jobs.py", lambda s: s.replace("@log\n", "")),
 ]
 
 
@@ -103,6 +125,10 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert ("app.main.main", "app.handlers.shout", "container") in edges
     assert ("app.base.Base.run", "app.sub.Fast.step", "override") in edges
     assert ("app.base.Base.run", "app.base.Base.step", "self") in edges
+    assert ("app.jobs.Runner.go", "app.handlers.shout", "flow") in edges  # self.fn = fn; self.fn()
+    assert ("app.main.main", "app.jobs.log.<locals>.wrapper", "wrapper") in edges  # @log def work
+    assert ("app.jobs.log.<locals>.wrapper", "app.jobs.work", "flow") in edges
+    assert ("app.main.main", "app.jobs.work", "decorated") in edges
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
 
 
