@@ -13,7 +13,7 @@ import builtins
 import functools
 import re
 from collections import defaultdict
-from typing import Iterable
+from typing import Callable, Iterable
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 _SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
@@ -62,6 +62,9 @@ class Resolver:
         self._children: dict[str, list[str]] | None = None
         self._in_flow = False
         self._flowing = False
+        # scopes -> (bindings rows, parameters rows) of those functions; None: all are learned
+        self.scope_loader: Callable[[list[str]], tuple[Iterable, Iterable]] | None = None
+        self._scopes_known: set[str] = set()
         self._types: dict[str, str | None] = {}
         self._via_type: set[str] = set()
         self._busy: set[str] = set()  # dotted names whose meaning came from a value's class
@@ -153,7 +156,8 @@ class Resolver:
         scope = class_qualname.rsplit(_LOCALS, 1)[0] if _LOCALS in class_qualname else module
         out = []
         for text in self.base_texts.get(class_qualname, ()):
-            out.append(self.resolve_expression(text, module, scope))
+            generic = _GENERIC.match(text)  # class S(Serializer[str]): the class is Serializer
+            out.append(self.resolve_expression(generic.group(1) if generic else text, module, scope))
         self._bases[class_qualname] = out
         return out
 
@@ -190,7 +194,9 @@ class Resolver:
         A name assigned several values keeps them all: a call through it may run each."""
         for owner, position, name, annotation in parameters:
             self.scope_facts[owner][name] = ("parameter", (), annotation, position)
+            self._scopes_known.add(owner)
         for scope, name, kind, value, annotation in bindings:
+            self._scopes_known.add(scope)
             if kind == "return":
                 continue
             if kind == "loop" and value:
@@ -241,6 +247,17 @@ class Resolver:
                     key = position + offset
                 if _NAMEISH.match(argument):
                     slots[key].append((argument, module, caller))
+
+    def _need_scopes(self, scopes: Iterable[str]) -> None:
+        """Make sure the local names of these functions are known (an update resolves some files
+        only, and asks `scope_loader` for the others' names when a return statement needs them)."""
+        if self.scope_loader is None:
+            return
+        missing = [scope for scope in scopes if scope not in self._scopes_known]
+        if missing:
+            self._scopes_known.update(missing)
+            bindings, parameters = self.scope_loader(missing)
+            self.learn_scopes(bindings, parameters)
 
     def lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
         """What a bare name means at `scope`: (dotted target, how). A name bound in an enclosing
@@ -306,10 +323,14 @@ class Resolver:
         key = (text, caller)
         found = self._calls.get(key)
         if found is None:
-            found = self._resolve_call(text, module, caller)
-            if found[0] in self.decorators and found[1] != "builtin":
-                wrapper = self._wrapper_of(found[0])  # @log def work(): work() runs log's wrapper
-                found = (wrapper, "wrapper") if wrapper is not None else found
+            flowing, self._flowing = self._flowing, False  # cached: never from what callers pass
+            try:
+                found = self._resolve_call(text, module, caller)
+                if found[0] in self.decorators and found[1] != "builtin":
+                    wrapper = self._wrapper_of(found[0])  # @log def work(): work() runs log's wrapper
+                    found = (wrapper, "wrapper") if wrapper is not None else found
+            finally:
+                self._flowing = flowing
             if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
                 found = (found[0], "library")
             self._calls[key] = found
@@ -321,7 +342,9 @@ class Resolver:
             kind = self.defs.get(caller)
             if kind in _SELF_KINDS:
                 found = self.member(caller.rpartition(".")[0], rest)
-                if found is not None and self.defs.get(found) == "class_attribute":
+                if found is not None and (self.defs.get(found) == "class_attribute" or (
+                        self.defs.get(found) == "instance_attribute"
+                        and _TYPE_OF_CLASS.match(self.evidence.get(found, ("", ""))[1] or ""))):
                     aliased = self._alias_of(found)  # signer = Signer in the class body; self.signer()
                     if aliased is not None:
                         return aliased, "alias"
@@ -531,7 +554,8 @@ class Resolver:
                 if target and self.defs.get(target) in _CALLABLE_KINDS | {"class"}:
                     return [(target, "alias")]
                 return []
-            return [(t, "return") for t in self._returned_callables(value, module, scope)]
+            return [(t, "return") for t in self._returned_callables(value, module, scope)] or \
+                self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
         return [(found, "type")] if found else []
@@ -607,8 +631,9 @@ class Resolver:
         return self._type_of_annotation(inner, where, scope) if inner else None
 
     def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
-        """`HANDLERS["a"]()`, `self.ops[i]()`: the functions and classes the container holds."""
-        match = _SUBSCRIPTED.match(text)
+        """`HANDLERS["a"]()`, `self.ops[i]()`, `FUNCS.get(k)`: the functions and classes the
+        container holds."""
+        match = _SUBSCRIPTED.match(text) or _GOT.match(text)
         if match is None:
             return []
         return _unique((target, "container") for element, in_module, where in
@@ -635,7 +660,7 @@ class Resolver:
                 found += [(t, "flow") for t, _ in self._value_targets(value if equals else argument, "", module, caller)]
         head, _, rest = text.partition(".")
         if _DOTTED.match(text):
-            if first[1] not in ("self", "super"):
+            if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None):
                 target, how = self.lookup(head, module, caller)
                 if how == "bound":
                     self._flowing = True
@@ -651,7 +676,8 @@ class Resolver:
             if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS:
                 receiver = caller.rpartition(".")[0] if how == "self" else None
                 found += [(t, "override") for t in self.overrides(target, receiver)]
-        found = [f for i, f in enumerate(_unique(found)) if i == 0 or f[0] not in self.libraries]
+        found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
+            f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_KINDS | {"class"})]
         return found or [first]
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
@@ -702,10 +728,12 @@ class Resolver:
     def _returned(self, function: str) -> list[tuple[str, str]]:
         """(definition, 'callable' | 'instance') for the return statements of a function that
         name a function or class, or build an instance of a class (`return C(...)`, `return self`).
-        Names bound inside the function are not followed, except `self`."""
+        Names bound inside the function are followed through their assigned values (not through
+        what callers pass to its parameters)."""
         texts = self.returns.get(function)
         if not texts or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
             return []
+        self._need_scopes(_function_scopes(function))
         module = self.evidence.get(function, (None,))[0]
         if module is None:
             return []
@@ -719,17 +747,20 @@ class Resolver:
                         (callee == "cls" and self.defs.get(function) == "classmethod"):
                     out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
-                if not _DOTTED.match(callee or text) or self.lookup(head, module, function)[1] == "bound":
+                if not _DOTTED.match(callee or text):
                     continue
-                target, _ = self.resolve_call(callee, module, function) if callee else \
-                    self.resolve_expression(text, module, function)
-                kind = self.defs.get(target) if target else None
-                if kind is None:
+                if callee is not None:
+                    target, _ = self.resolve_call(callee, module, function)
+                    if target is not None and self.defs.get(target) == "class":
+                        out.append((target, "instance"))
                     continue
-                if callee is None and kind in _CALLABLE_KINDS | {"class"}:
-                    out.append((target, "callable"))
-                elif callee is not None and kind == "class":
-                    out.append((target, "instance"))
+                bound, how = self.lookup(head, module, function)
+                if how == "bound":  # fn = a / fn = b; return fn: each value
+                    _, _, rest = text.partition(".")
+                    targets = [t for t, _how in self._through_bindings(bound, rest, module)]
+                else:
+                    targets = [self.resolve_expression(text, module, function)[0]]
+                out += [(t, "callable") for t in targets if self.defs.get(t) in _CALLABLE_KINDS | {"class"}]
             return _unique(out)
         finally:
             self._busy.discard(function)
@@ -764,6 +795,8 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
     "functools.update_wrapper": (),
 }
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
+_GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
+_GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
 
 

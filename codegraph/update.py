@@ -51,8 +51,11 @@ _INTERFACE_SQL = """
         WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
     UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM nested_functions
         WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
-    UNION ALL SELECT 'says', scope_qualname || ':return', string_agg(value, '\n' ORDER BY line, value), NULL
-        FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return' AND value IS NOT NULL
+    UNION ALL SELECT 'says', scope_qualname || ':return',
+        string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
+                   ORDER BY line, kind, name, coalesce(value, '')), NULL
+        FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
+            SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
         GROUP BY scope_qualname
 """
 
@@ -127,11 +130,16 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     out = {("def", q, k, None) for q, k, *_rest in definitions}
     out |= {("says", q, said, None) for q, _k, _layer, _module, said, _d in definitions if said is not None}
     out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d in definitions if d}
-    returned: dict[str, list[tuple]] = {}  # what functions return (Resolver.returns), as _INTERFACE_SQL says it
-    for scope, kind, line, value in zip(*_columns(tables["bindings"], ("scope_qualname", "kind", "line", "value"))):
-        if kind == "return" and value is not None:
-            returned.setdefault(scope, []).append((line, value))
-    out |= {("says", f"{q}:return", "\n".join(v for _line, v in sorted(pairs)), None) for q, pairs in returned.items()}
+    # What functions return and the names they bind (Resolver._returned), as _INTERFACE_SQL says it.
+    bound: dict[str, list[tuple]] = {}
+    returning = set()
+    for scope, name, kind, line, value in zip(*_columns(tables["bindings"],
+                                                        ("scope_qualname", "name", "kind", "line", "value"))):
+        bound.setdefault(scope, []).append((line, kind, name, value or ""))
+        if kind == "return":
+            returning.add(scope)
+    out |= {("says", f"{q}:return", "\n".join(f"{k} {n}={v}" for _line, k, n, v in sorted(bound[q])), None)
+            for q in returning}
     imports = tables["imports"]
     for module, scope, bound, target, imported in zip(*_columns(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
@@ -388,6 +396,15 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     )
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
     modules.update({r.file_id: r.module for r in file_rows})
+
+    def scopes_of(names: list[str]) -> tuple[Iterable, Iterable]:
+        """The local names of functions of files not resolved now (Resolver.scope_loader)."""
+        return (con.execute(f"SELECT {', '.join(_BINDING_KEY)} FROM all_bindings WHERE list_contains($s, scope_qualname)",
+                            {"s": names}).fetchall(),
+                con.execute(f"SELECT {', '.join(_PARAMETER_KEY)} FROM all_parameters "
+                            "WHERE list_contains($s, owner_qualname)", {"s": names}).fetchall())
+
+    resolver.scope_loader = scopes_of
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     fresh_ids = {r.file_id for r in file_rows}

@@ -65,7 +65,18 @@ FILES = {
         def work():
             return 1
         """,
+    "app/pick.py": """\
+        from .handlers import shout, whisper
+
+        def choose(loud):
+            if loud:
+                fn = shout
+            else:
+                fn = whisper
+            return fn
+        """,
     "app/main.py": """\
+        from .pick import choose
         from .hooks import apply, make
         from .handlers import shout, TABLE
         from .jobs import Runner, work
@@ -75,6 +86,7 @@ FILES = {
             make()("b")
             Runner(shout).go()
             work()
+            choose(True)("d")
             return TABLE["loud"]("c")
         """,
 }
@@ -88,6 +100,8 @@ EDITS = [
     ("app/handlers.py", lambda s: s.replace('"soft": whisper', '"soft": shout')),
     ("app/main.py", lambda s: s.replace("Runner(shout)", "Runner(whisper)")),
     ("app/jobs.py", lambda s: s.replace("@log\n", "")),
+    ("app/main.py", lambda s: s.replace('choose(True)("d")', 'choose(False)("e")')),
+    ("app/pick.py", lambda s: s.replace("fn = whisper", "fn = len")),
 ]
 
 
@@ -129,6 +143,8 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert ("app.main.main", "app.jobs.log.<locals>.wrapper", "wrapper") in edges  # @log def work
     assert ("app.jobs.log.<locals>.wrapper", "app.jobs.work", "flow") in edges
     assert ("app.main.main", "app.jobs.work", "decorated") in edges
+    assert {("app.main.main", "app.handlers.shout", "return"), ("app.main.main", "app.handlers.whisper", "return")
+            } <= edges  # choose(True)(): the values of the name choose returns
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
 
 
