@@ -457,12 +457,12 @@ class _Extractor:
         return all_names
 
     def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None,
-             iterated: Node | None = None) -> None:
+             value_node: Node | None = None) -> None:
         """Binding rows for the names `left` binds in a function (a name, or a tuple of them), with
         the value each one gets where the code says (`a, b = f, g`; `a = b = f`; a loop variable:
-        what it iterates over)."""
+        what it iterates over; `with X as y`: X)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
-        values: list[str | None] = [self.flat(iterated) if len(targets) == 1 else None] * len(targets)
+        values: list[str | None] = [self.flat(value_node) if len(targets) == 1 else None] * len(targets)
         annotation = None
         if statement is not None:
             right = statement.child_by_field_name("right")
@@ -492,8 +492,17 @@ class _Extractor:
                         file_id=self.file_id, scope_qualname=scope.qualname, name="return", kind=kind,
                         line=node.start_point[0] + 1, value=_shorten(self.flat(node)), annotation=None))
                     continue
+                entered = None
+                if kind == "as":
+                    pattern = node.parent
+                    if pattern is not None and pattern.type == "as_pattern" and pattern.parent is not None \
+                            and pattern.parent.type == "with_item" and pattern.named_child_count:
+                        entered = pattern.named_children[0]  # with X as y: y is what X.__enter__() gives
                 if node.type == "as_pattern_target":
                     node = next((c for c in node.named_children if c.type != "comment"), node)
+                if entered is not None:
+                    self.bind(scope, node, "with", value_node=entered)
+                    continue
                 if node.type == "lambda_parameters":  # a lambda's names, counted as its function's
                     for param in node.named_children:
                         ident = param if param.type == "identifier" else \
@@ -503,7 +512,7 @@ class _Extractor:
                         if ident is not None and ident.type == "identifier":
                             self.bind(scope, ident, kind)
                     continue
-                self.bind(scope, node, kind, iterated=node.parent.child_by_field_name("right")
+                self.bind(scope, node, kind, value_node=node.parent.child_by_field_name("right")
                           if kind == "loop" else None)
 
     def _targets(self, left: Node):

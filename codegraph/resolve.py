@@ -201,6 +201,8 @@ class Resolver:
                 continue
             if kind == "loop" and value:
                 value = _ELEMENT_OF + value  # an element of what the loop iterates over
+            elif kind == "with" and value:
+                value = _ENTERED + value  # what the context manager's __enter__ returns
             known = self.scope_facts[scope].get(name)
             if known is None:
                 self.scope_facts[scope][name] = ("assignment" if value else kind, (value,) if value else (),
@@ -405,8 +407,17 @@ class Resolver:
         module, said = self.evidence.get(qualname, (None, None))
         named_class = _TYPE_OF_CLASS.match(said or "")  # signer: type[Signer] = Signer
         said = named_class.group(1).strip() if named_class else said
-        if not said or not _DOTTED.match(said) or qualname in self._busy:
+        if not said or qualname in self._busy:
             return None
+        if not _DOTTED.match(said):  # get_stderr = _make_cached(...): the function it returns
+            if _callee_of(said) is None or self.defs.get(qualname) != "variable":
+                return None
+            self._busy.add(qualname)
+            try:
+                returned = self._returned_callables(said, module, module)
+            finally:
+                self._busy.discard(qualname)
+            return returned[0] if returned else None
         self._busy.add(qualname)
         try:
             scope = qualname.rpartition(".")[0]
@@ -450,8 +461,19 @@ class Resolver:
                     found = next((t for t, what in self._returned(qualname) if what == "instance"), None)
             else:
                 found = self._type_of_annotation(text, module, scope) or self._type_of_value(text, module, scope, _depth)
+                if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
+                    found = self._type_of_stored_parameter(scope, text, module)
         self._types[qualname] = found
         return found
+
+    def _type_of_stored_parameter(self, klass: str, name: str, module: str) -> str | None:
+        """`def __init__(self, param: Parameter): self.param = param`: the parameter's annotation."""
+        init = f"{klass}.__init__"
+        self._need_scopes([init])
+        facts = self.scope_facts.get(init, {}).get(name)
+        if facts is None or facts[0] != "parameter" or not facts[2]:
+            return None
+        return self._type_of_annotation(facts[2], module, init)
 
     def _type_of_annotation(self, text: str | None, module: str, scope: str) -> str | None:
         if not text:
@@ -460,7 +482,7 @@ class Resolver:
         optional = _OPTIONAL.match(text)
         if optional:
             text = optional.group(1)
-        text = _NONE_UNION.sub("", text).strip()
+        text = _NONE_UNION.sub("", text).strip().strip("'\"")
         if not _DOTTED.match(text):
             return None
         target, _ = self.resolve_expression(text, module, module if scope not in self.defs else scope)
@@ -540,6 +562,12 @@ class Resolver:
     def _value_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
         """What a call through a name holding `value` runs: the function or class it names
         (alias), a method of the class it is an instance of (type), or what a call returns."""
+        if value.startswith(_ENTERED):
+            manager = self._type_of_value(value[1:], module, scope)
+            enter = self.member(manager, "__enter__") if manager else None
+            holder = self.type_of(enter) if enter else None
+            found = self._member_chain(holder, rest.split(".")) if holder and rest else None
+            return [(found, "type")] if found else []
         if value.startswith(_ELEMENT_OF):
             held = self._elements(value[1:], module, scope)
             if not held and rest:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
@@ -795,6 +823,7 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
     "functools.update_wrapper": (),
 }
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
+_ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
 _GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
@@ -845,7 +874,7 @@ def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
             seen.add(target)
             out.append((target, how))
     return out
-_OPTIONAL = re.compile(r"(?:typing\.)?Optional\[(.+)\]\Z")
+_OPTIONAL = re.compile(r"(?:typing\.|t\.)?Optional\[(.+)\]\Z")
 _NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
 _NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
 

@@ -209,12 +209,14 @@ TABLES: tuple[Table, ...] = (
               _c("file_id", "BIGINT", "the file", True),
               _c("scope_qualname", "VARCHAR", "the function the name is bound in", True),
               _c("name", "VARCHAR", "the bound name", True),
-              _c("kind", "VARCHAR", "assignment | loop | as | walrus | global | nonlocal | lambda (a lambda's "
+              _c("kind", "VARCHAR", "assignment | loop | with (`with X as y`) | as (`except E as e`, match patterns) | walrus | "
+                 "global | nonlocal | lambda (a lambda's "
                  "parameter, counted as its function's) | return (the name is `return`, the value what a return "
                  "statement gives back)", True),
               _c("line", "INTEGER", "where"),
               _c("value", "VARCHAR", "assignments of one name: the assigned expression; a loop over one name: the "
-                 "iterated expression; return: the returned expression (shortened)"),
+                 "iterated expression; with: the context manager expression; return: the returned expression "
+                 "(shortened)"),
               _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
     Table("imports", "every import statement, one row per imported name", (
         _c("file_id", "BIGINT", "the file", True),
