@@ -42,6 +42,10 @@ _QUERY_TEXT = """
 (return_statement (_) @bind_return)
 (attribute) @ref_attribute
 (type [(identifier) (attribute)] @ref_annotation)
+(assignment left: (attribute) @ref_write)
+(augmented_assignment left: (attribute) @ref_write)
+(pattern_list (attribute) @ref_write)
+(tuple_pattern (attribute) @ref_write)
 (argument_list (identifier) @ref_value)
 (keyword_argument value: (identifier) @ref_value)
 (assignment right: (identifier) @ref_value)
@@ -646,42 +650,29 @@ class _Extractor:
                         callee_name=method, kind="implicit", arguments=[]))
 
 
-    _WRITE_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
-
     def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         """Uses of names that are not calls: every dotted prefix of an attribute chain read or
         written (`a.b.c` reads `a.b`), a bare name used as a value, a name in an annotation."""
         out = self.rows["refs"]
-        nodes = [(n, "attribute") for n in captures.get("ref_attribute", ())]
-        nodes += [(n, "annotation") for n in captures.get("ref_annotation", ())]
-        nodes += [(n, "read") for n in captures.get("ref_value", ())]
-        kinds = {n.id: kind for n, kind in nodes}  # a node captured twice: the later pattern says what it is
-        unique = list({n.id: n for n, _ in nodes}.values())
-        src = self.src
-        for node, scope in self._sweep(unique, module_scope, intervals):
-            kind = kinds[node.id]
-            parent = node.parent
-            if kind == "attribute":
-                if parent is None:
-                    continue
-                parent_type = parent.type
-                if parent_type == "call" and parent.start_byte == node.start_byte:
-                    continue  # the function of a call: a calls row (its object, `self.schema` of
-                    # `self.schema.load()`, is a read of its own)
-                if parent_type == "type":
-                    continue  # an annotation: captured as one
-                if parent_type in ("assignment", "augmented_assignment") and parent.start_byte == node.start_byte:
-                    kind = "write"
-                elif parent_type in self._WRITE_PARENTS:
-                    kind = "write"
-                else:
-                    kind = "read"
+        skip = {n.id for n in captures.get("call", ())}  # the function of a call: a calls row
+        kinds = {n.id: "read" for n in captures.get("ref_attribute", ()) if n.id not in skip}
+        kinds.update((n.id, "read") for n in captures.get("ref_value", ()))
+        kinds.update((n.id, "write") for n in captures.get("ref_write", ()))
+        kinds.update((n.id, "annotation") for n in captures.get("ref_annotation", ()))
+        nodes = [n for name in ("ref_attribute", "ref_value") for n in captures.get(name, ()) if n.id in kinds]
+        nodes += captures.get("ref_annotation", [])  # an annotation's name, when it is not an attribute
+        src, file_id, match = self.src, self.file_id, _DOTTED_TEXT.match
+        seen: set[int] = set()
+        for node, scope in self._sweep(nodes, module_scope, intervals):
+            if node.id in seen:
+                continue
+            seen.add(node.id)
             text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
-            if not _DOTTED_TEXT.match(text):
+            if not match(text):
                 continue  # `f(x).y`, `a[0].b`: not a name
             sp = node.start_point
-            out.append(RefRow(file_id=self.file_id, scope_qualname=scope.qualname, line=sp[0] + 1, col=sp[1],
-                              text=text, kind=kind))
+            out.append(RefRow(file_id=file_id, scope_qualname=scope.qualname, line=sp[0] + 1, col=sp[1], text=text,
+                              kind=kinds[node.id]))
 
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")

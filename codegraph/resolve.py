@@ -60,6 +60,11 @@ class Resolver:
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
         self.decorators: dict[str, tuple[str, ...]] = dict(decorators or {})
         self._children: dict[str, list[str]] | None = None
+        self._overrides: dict[tuple[str, str], list[str]] = {}
+        self._members: dict[tuple[str, str, bool], str | None] = {}
+        self._below: dict[str, list[str]] = {}
+        self._bound: dict[tuple[str, str], list[tuple[str, str]]] = {}  # _through_bindings, without flows
+        self._lookups: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
         self._in_flow = False
         self._flowing = False
         # scopes -> (bindings rows, parameters rows) of those functions; None: all are learned
@@ -181,17 +186,26 @@ class Resolver:
         return order
 
     def member(self, class_qualname: str, name: str, skip_self: bool = False) -> str | None:
+        key = (class_qualname, name, skip_self)
+        found = self._members.get(key, "")
+        if found != "":
+            return found
+        found = None
         for klass in self.mro(class_qualname)[1 if skip_self else 0 :]:
             candidate = f"{klass}.{name}"
             if candidate in self.defs:
-                return candidate
-        return None
+                found = candidate
+                break
+        self._members[key] = found
+        return found
 
     # -- names in code ----------------------------------------------------------------------
     def learn_scopes(self, bindings: Iterable[tuple], parameters: Iterable[tuple]) -> None:
         """The local names of the functions whose calls are resolved next: bindings rows
         (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation).
         A name assigned several values keeps them all: a call through it may run each."""
+        self._lookups.clear()  # what names mean may change with what is learned
+        self._bound.clear()
         for owner, position, name, annotation in parameters:
             self.scope_facts[owner][name] = ("parameter", (), annotation, position)
             self._scopes_known.add(owner)
@@ -265,6 +279,13 @@ class Resolver:
         """What a bare name means at `scope`: (dotted target, how). A name bound in an enclosing
         function (a parameter, an assignment, a loop variable...) is ("scope\x00name", "bound"):
         it never means a module-level definition of the same name."""
+        key = (name, module, scope)
+        found = self._lookups.get(key)
+        if found is None:
+            found = self._lookups[key] = self._lookup(name, module, scope)
+        return found
+
+    def _lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
         if scope != module:
             for function_scope in _function_scopes(scope):
                 nested = f"{function_scope}{_LOCALS}{name}"
@@ -507,6 +528,8 @@ class Resolver:
 
     def _member_chain(self, holder: str, parts: list[str]) -> str | None:
         """`holder.a.b`: the member b of the class a's value is an instance of, and so on."""
+        if len(parts) == 1:
+            return self.member(holder, parts[0])
         for i, part in enumerate(parts):
             member = self.member(holder, part)
             if member is None:
@@ -530,11 +553,17 @@ class Resolver:
         anything else resolves to nothing."""
         if bound in self._busy or len(self._busy) > 16:  # `x = x.parent()`: no answer from itself
             return []
+        key = (bound, rest) if not self._flowing and not self._busy else None  # answers from a cycle stay out
+        if key is not None and key in self._bound:
+            return self._bound[key]
         self._busy.add(bound)
         try:
-            return self._binding_targets(bound, rest, module)
+            found = self._binding_targets(bound, rest, module)
         finally:
             self._busy.discard(bound)
+        if key is not None:
+            self._bound[key] = found
+        return found
 
     def _binding_targets(self, bound: str, rest: str, module: str) -> list[tuple[str, str]]:
         scope, _, name = bound.partition("\x00")
@@ -691,12 +720,14 @@ class Resolver:
             if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None):
                 target, how = self.lookup(head, module, caller)
                 if how == "bound":
-                    self._flowing = True
+                    scope, _, name = target.partition("\x00")
+                    # flows reach a parameter itself only; other names answer as resolve_call does (cached)
+                    self._flowing = self.scope_facts[scope][name][0] == "parameter"
                     try:
                         found += self._through_bindings(target, rest, module)
                     finally:
                         self._flowing = False
-        elif _callee_of(text) is not None:
+        elif text.endswith(")") and _callee_of(text) is not None:
             found += [(t, "return") for t in self._returned_callables(text, module, caller)]
         else:
             found += self._container_targets(text, module, caller)
@@ -731,19 +762,34 @@ class Resolver:
                             self._children[base].append(klass)
         klass, _, name = target.rpartition(".")
         receiver = receiver or klass
+        key = (target, receiver)
+        cached = self._overrides.get(key)
+        if cached is None:
+            cached = self._overrides[key] = self._find_overrides(target, receiver, name)
+        return cached
+
+    def _find_overrides(self, target: str, receiver: str, name: str) -> list[str]:
         out: list[str] = []
-        seen = {receiver}
-        stack = list(self._children.get(receiver, ()))
-        while stack and len(seen) < 4096:
-            sub = stack.pop()
-            if sub in seen:
-                continue
-            seen.add(sub)
+        for sub in self._descendants(receiver):
             found = self.member(sub, name)
             if found and found != target and found not in self.libraries and found not in out:
                 out.append(found)
-            stack.extend(self._children.get(sub, ()))
         return sorted(out)
+
+    def _descendants(self, klass: str) -> list[str]:
+        found = self._below.get(klass)
+        if found is None:
+            seen = {klass}
+            stack = list(self._children.get(klass, ()))
+            found = []
+            while stack and len(seen) < 4096:
+                sub = stack.pop()
+                if sub not in seen:
+                    seen.add(sub)
+                    found.append(sub)
+                    stack.extend(self._children.get(sub, ()))
+            self._below[klass] = found
+        return found
 
     def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
         """`make(...)`: the functions and classes the return statements of make give back."""
@@ -834,6 +880,7 @@ _COLLECTIONS = frozenset({
     "MutableSet", "Tuple", "Generator", "Deque", "list", "set", "frozenset", "tuple", "deque"})
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _first_type_argument(annotation: str) -> str | None:
     """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
     annotation = annotation.strip().strip("'\"")
@@ -848,6 +895,7 @@ def _first_type_argument(annotation: str) -> str | None:
     return rest[:-1].strip()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _literal_elements(text: str) -> list[str] | None:
     """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""
     if not text or text[0] not in "([{":
@@ -879,6 +927,7 @@ _NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
 _NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _callee_of(text: str) -> str | None:
     """`pkg.C(a, (b))` -> `pkg.C`: the dotted callee of a call expression whose parentheses are
     its own (not `f(a).g(b)`)."""
@@ -893,6 +942,7 @@ def _callee_of(text: str) -> str | None:
     return head.group(0)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _split_receiver(text: str) -> tuple[str | None, str]:
     """`C(x).f` -> ("C(x)", "f"); `a(b).c.d` -> ("a(b)", "c.d")."""
     tail = _NAME_TAIL.search(text)
