@@ -188,25 +188,36 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
         modules = table.column("qualname" if name == "modules" else "module").to_pylist()
         nothing = [None] * len(qualnames)
-        if name in ("members", "globals"):
-            evidence = [sig if sig is not None else (ann if ann is not None else value) for sig, ann, value in
-                        zip(*_columns(table, ("signature", "annotation", "value")))]
-        elif name == "nested_functions":
-            evidence = table.column("signature").to_pylist()
-        else:
-            evidence = nothing
-        decorators = table.column("decorators").to_pylist() if name in _DECORATED else nothing
+        evidence = [next((v for v in said if v is not None), None) for said in
+                    zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else nothing
+        decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
         out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators))
     return out
 
 
-_DECORATED = ("members", "globals", "nested_functions")
+# What a function or variable says it holds or returns (Resolver.type_of): the first of these
+# columns that is set. The tables that have them also have decorators.
+EVIDENCE: dict[str, tuple[str, ...]] = {"members": ("signature", "annotation", "value"),
+                                        "globals": ("signature", "annotation", "value"),
+                                        "nested_functions": ("signature",)}
+
+
+def evidence_sql(table: str) -> str:
+    return f"coalesce({', '.join(EVIDENCE[table])})"
+
+
 _DEFINITIONS_SQL = """
     SELECT qualname, 'module', layer, qualname, NULL, NULL FROM all_modules
     UNION ALL SELECT qualname, 'class', layer, module, NULL, NULL FROM all_classes
-    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value), decorators FROM all_members
-    UNION ALL SELECT qualname, kind, layer, module, coalesce(signature, annotation, value), decorators FROM all_globals
-    UNION ALL SELECT qualname, 'nested_function', layer, module, signature, decorators FROM all_nested_functions"""
+    UNION ALL SELECT qualname, kind, layer, module, {members}, decorators FROM all_members
+    UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators FROM all_globals
+    UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators
+        FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
+def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
+    """Resolver.learn_scopes' arguments from bindings and parameters tables."""
+    return (zip(*_columns(tables["bindings"], _BINDING_KEY)), zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
+
+
 _IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
 _BASE_KEY = ("class_qualname", "module", "position", "base_text")
 _BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
@@ -263,8 +274,7 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
         return table
 
     if "bindings" in tables:  # what the callers' own names mean
-        resolver.learn_scopes(zip(*_columns(tables["bindings"], _BINDING_KEY)),
-                              zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
+        resolver.learn_scopes(*_scope_keys(tables))
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*_columns(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}

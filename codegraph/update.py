@@ -20,7 +20,7 @@ from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
 from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_TABLES, _RETURNS_SQL, _SCOPE_TABLES,
-                      IndexReport, Progress,
+                      EVIDENCE, IndexReport, Progress, _scope_keys, evidence_sql,
                       _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
                       _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
 from .library import Finder
@@ -39,25 +39,18 @@ _INTERFACE_SQL = """
         coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
     UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
         WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM members
-        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
-    UNION ALL SELECT 'says', qualname, coalesce(signature, annotation, value), NULL FROM globals
-        WHERE file_id IN (SELECT file_id FROM _gone) AND coalesce(signature, annotation, value) IS NOT NULL
-    UNION ALL SELECT 'says', qualname, signature, NULL FROM nested_functions
-        WHERE file_id IN (SELECT file_id FROM _gone) AND signature IS NOT NULL
-    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM members
-        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
-    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM globals
-        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
-    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM nested_functions
-        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0
+    {says}
     UNION ALL SELECT 'says', scope_qualname || ':return',
         string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
                    ORDER BY line, kind, name, coalesce(value, '')), NULL
         FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
             SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
         GROUP BY scope_qualname
-"""
+""".format(says="\n".join(
+    f"""UNION ALL SELECT 'says', qualname, {evidence_sql(t)}, NULL FROM {t}
+        WHERE file_id IN (SELECT file_id FROM _gone) AND {evidence_sql(t)} IS NOT NULL
+    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM {t}
+        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0""" for t in EVIDENCE))
 
 
 # The files of the classes the changed files' classes derive from, at any depth.
@@ -113,11 +106,6 @@ _FLOW_SITES_SQL = f"""
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
 # resolution.
 _FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
-
-
-def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
-    """Resolver.learn_scopes' arguments from bindings and parameters tables."""
-    return (zip(*_columns(tables["bindings"], _BINDING_KEY)), zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
 
 
 def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
