@@ -67,12 +67,13 @@ _FLOW_TARGETS_SQL = """
     WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
       AND len(arguments) > 0 AND NOT alternative AND resolved_callee IS NOT NULL
 """
-_FILES_DEFINING_SQL = """
-    SELECT file_id FROM globals WHERE list_contains($q, qualname)
-    UNION SELECT file_id FROM members WHERE list_contains($q, qualname)
-    UNION SELECT file_id FROM nested_functions WHERE list_contains($q, qualname)
-    UNION SELECT file_id FROM classes WHERE list_contains($q, qualname)
-"""
+def _callables_and_classes(column: str, where: str) -> str:
+    """A UNION over the tables of functions and classes."""
+    return "\n    UNION ".join(f"SELECT {column} FROM {table} WHERE {where}"
+                              for table in ("globals", "members", "nested_functions", "classes"))
+
+
+_FILES_DEFINING_SQL = _callables_and_classes("file_id", "list_contains($q, qualname)")
 # The files of the functions (of $q) that call through a parameter, or whose nested functions do:
 # what their callers pass decides what those calls run.
 _CALLS_ON_PARAMETERS_SQL = """
@@ -90,11 +91,7 @@ _CALLS_ON_STORED_PARAMETERS_SQL = """
 """
 # Calls of files not resolved now into definitions of files that are: Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
-    WITH here AS (
-        SELECT qualname FROM globals WHERE file_id IN (SELECT file_id FROM _resolving)
-        UNION ALL SELECT qualname FROM members WHERE file_id IN (SELECT file_id FROM _resolving)
-        UNION ALL SELECT qualname FROM nested_functions WHERE file_id IN (SELECT file_id FROM _resolving)
-        UNION ALL SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving))
+    WITH here AS ({_callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")})
     SELECT c.resolved_callee, c.resolution, c.kind, c.arguments, c.caller_qualname, c.file_id
     FROM calls c JOIN here h ON h.qualname = c.resolved_callee
     WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND NOT c.alternative
