@@ -667,6 +667,8 @@ class _Extractor:
             if node.id in seen:
                 continue
             seen.add(node.id)
+            if node.end_byte - node.start_byte > _VALUE_LIMIT:
+                continue  # a chain thousands of names long would store every prefix: quadratic
             text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
             if not match(text):
                 continue  # `f(x).y`, `a[0].b`: not a name

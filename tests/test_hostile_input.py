@@ -223,3 +223,27 @@ def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
     (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
     index_repository(mini_repo, jobs=1)
     assert seen == {"free": True}
+
+
+def test_cycles_and_giant_chains_in_the_flow_analysis_end_and_stay_small(tmp_path):
+    """Names that refer to themselves, classes deriving from themselves, arguments and returns in
+    circles, a 3,000-name attribute chain and 2,000 chained assignments: the index finishes, and
+    the chain does not store each of its prefixes (quadratic)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "evil.py").write_text(
+        "a = b\nb = a\nclass A(A): pass\nclass B(C): pass\nclass C(B):\n    def f(self): return self.f()\n"
+        "def f(): return f\ndef g(x): return x(x)\ng(g)\ndef dec(fn): return dec\n@dec\n@dec\n"
+        "def h(): return h()\nh()\ndef loop():\n    x = x.y\n    for x in x: x()\n    with x as x: x.z()\n"
+        "    return loop()()()\nH = {'a': H}\nH['a']()\ndef rec(cb): return rec(cb)\nrec(rec)\n"
+        "def deep():\n    return x" + ".a" * 3000 + "()\n"
+        "def ret():\n" + "".join(f"    v{i} = v{i + 1}\n" for i in range(2000)) + "    return v0\n"
+        "def use():\n    return ret()()\n")
+    report = index_repository(repo, jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    try:
+        longest = con.execute("SELECT max(length(text)) FROM refs").fetchone()[0]
+        assert longest <= 240
+        assert con.execute("SELECT count(*) FROM calls WHERE caller_qualname = 'evil.g'").fetchone()[0] >= 1
+    finally:
+        con.close()
