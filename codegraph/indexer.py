@@ -128,6 +128,17 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "pr
                   [f.path for f in items], vectors, terms)
 
 
+def _single_threaded() -> bool:
+    """No other thread, Python's or native (DuckDB keeps native worker threads that
+    threading.active_count() does not see, and a fork taken while one holds a lock deadlocks)."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: what threading says
+        return True
+
+
 def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
                     embed_dim: int = 0, layer: str = "project") -> Iterator[_Chunk]:
     size = 8
@@ -138,7 +149,7 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
         # fork is fast, but only safe while this process runs no other thread (a DuckDB
         # connection, a server's workers): then the fork server starts workers from a clean process.
         methods = multiprocessing.get_all_start_methods()
-        if "fork" in methods and threading.active_count() == 1:
+        if "fork" in methods and _single_threaded():
             method = "fork"
         else:
             method = "forkserver" if "forkserver" in methods else "spawn"
