@@ -7,6 +7,8 @@ leaves the previous database as it was, and readers never meet a writer's lock.
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import functools
 import json
@@ -128,15 +130,15 @@ def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "pr
                   [f.path for f in items], vectors, terms)
 
 
-def _single_threaded() -> bool:
-    """No other thread, Python's or native (DuckDB keeps native worker threads that
-    threading.active_count() does not see, and a fork taken while one holds a lock deadlocks)."""
-    if threading.active_count() != 1:
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # no /proc: what threading says
-        return True
+def _starting_a_worker() -> bool:
+    """True while this process is a multiprocessing child re-running its parent's main script
+    (a script that calls codegraph without `if __name__ == "__main__":`); it would wait
+    forever for the index lock its parent holds."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+_GUARD_HINT = ("if a script calls codegraph, put the call under `if __name__ == \"__main__\":` (parsing "
+               "workers start from a fresh interpreter, which imports the script again), or pass jobs=1")
 
 
 def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
@@ -144,30 +146,37 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
-    pool = None
-    if jobs > 1 and total >= _PARALLEL_THRESHOLD:
-        # fork is fast, but only safe while this process runs no other thread (a DuckDB
-        # connection, a server's workers): then the fork server starts workers from a clean process.
-        methods = multiprocessing.get_all_start_methods()
-        if "fork" in methods and _single_threaded():
-            method = "fork"
-        else:
-            method = "forkserver" if "forkserver" in methods else "spawn"
-        pool = multiprocessing.get_context(method).Pool(jobs)
-        work = functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer)
-        iterator: Iterable[_Chunk] = pool.imap_unordered(work, chunks)
+    work = functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer)
+    if jobs <= 1 or total < _PARALLEL_THRESHOLD:
+        results: Iterable[_Chunk] = map(work, chunks)
+        pool = None
     else:
-        iterator = map(functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer), chunks)
+        # Never forked: the process may run threads (DuckDB's, OpenBLAS's, a server's), and a
+        # child forked while one of them holds a lock deadlocks.
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method))
+        results = _completed(pool, work, chunks)
     try:
-        for chunk in iterator:
+        for chunk in results:
             done += len(chunk.paths)
             if progress:
                 progress("parsing" if layer == "project" else "libraries", done, total, chunk.paths[-1])
             yield chunk
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _completed(pool: concurrent.futures.Executor, work: Callable, chunks: list) -> Iterator[_Chunk]:
+    """Results as they finish; each is dropped from here once handed on."""
+    pending = {pool.submit(work, chunk) for chunk in chunks}
+    try:
+        while pending:
+            finished, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in finished:
+                yield future.result()
+    except concurrent.futures.process.BrokenProcessPool as exc:
+        raise RepositoryError(f"the parsing workers died while starting: {_GUARD_HINT}") from exc
 
 
 def _file_row(f: SourceFile, facts: FileFacts) -> tuple:
@@ -443,6 +452,8 @@ def index_repository(
     from the offline hashing model (only new or changed ones on an update). With `libraries`,
     the standard library and installed packages the repository imports are indexed too, as the
     interpreter `python` (default: this one) finds them, with layer stdlib or site."""
+    if _starting_a_worker():
+        raise RepositoryError(f"index_repository was called again by a parsing worker as it started: {_GUARD_HINT}")
     started = time.perf_counter()
     root = Path(repo).resolve()
     if not root.is_dir():

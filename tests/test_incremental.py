@@ -206,3 +206,30 @@ def test_an_update_while_readers_hold_the_file_swaps_in_a_new_snapshot(mini_repo
     finally:
         con.close()
     assert not list(report.db_path.parent.glob("*.building-*"))
+
+
+def _many_files_repo(root):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/__init__.py").write_text("")
+    for i in range(30):
+        (root / f"pkg/m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    return root
+
+
+def test_a_script_without_a_main_guard_gets_a_clear_error_not_a_hang(tmp_path):
+    """Workers start from a fresh interpreter that imports the calling script again; that second
+    call must not wait for the lock the first one holds."""
+    repo = _many_files_repo(tmp_path / "repo")
+    script = tmp_path / "unguarded.py"
+    script.write_text("import sys\nfrom codegraph.indexer import index_repository\n"
+                      "index_repository(sys.argv[1], jobs=2, embed=False, libraries=False)\n")
+    proc = subprocess.run([sys.executable, str(script), str(repo)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert 'if __name__ == "__main__"' in proc.stderr.splitlines()[-1]
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("import sys\nfrom codegraph.indexer import index_repository\n"
+                       "if __name__ == '__main__':\n"
+                       "    print(index_repository(sys.argv[1], jobs=2, embed=False, libraries=False).parsed)\n")
+    proc = subprocess.run([sys.executable, str(guarded), str(repo)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "31"
