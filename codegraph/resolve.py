@@ -97,6 +97,7 @@ class Resolver:
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
         self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self._all: dict[tuple, list[tuple[str | None, str | None]]] = {}  # resolve_call_all
 
     # -- canonical names --------------------------------------------------------------------
     def canonical(self, dotted: str, _depth: int = 0) -> str | None:
@@ -206,6 +207,7 @@ class Resolver:
         A name assigned several values keeps them all: a call through it may run each."""
         self._lookups.clear()  # what names mean may change with what is learned
         self._bound.clear()
+        self._all.clear()
         for owner, position, name, annotation in parameters:
             self.scope_facts[owner][name] = ("parameter", (), annotation, position)
             self._scopes_known.add(owner)
@@ -233,6 +235,7 @@ class Resolver:
         caller) of calls already resolved (resolve_call's answer; a decorator passes the function
         it decorates). An argument is kept as written, with where it was written, and is read only
         when a call through the parameter needs it (`def run(cb): cb()` called as `run(handler)`)."""
+        self._all.clear()
         for target, how, kind, arguments, module, caller in sites:
             if not arguments or target is None or target in self.libraries:
                 continue
@@ -705,12 +708,20 @@ class Resolver:
         (`self.f()` may run a subclass's f), and what a library function is given to call
         (`map(f, xs)` runs f)."""
         first = self.resolve_call(text, module, caller)
+        called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
+        key = (text, caller, tuple(arguments)) if called else (text, caller)
+        found = self._all.get(key)
+        if found is None:
+            found = self._all[key] = self._resolve_call_all(first, text, module, caller, arguments, called)
+        return list(found)
+
+    def _resolve_call_all(self, first: tuple[str | None, str | None], text: str, module: str, caller: str,
+                          arguments: Iterable[str], called: tuple | None) -> list[tuple[str | None, str | None]]:
         found = [first] if first[0] is not None else []
         if first[1] == "wrapper":  # the name the code calls, a row of its own that is not a call edge
             found.append((self._resolve_call(text, module, caller)[0], "decorated"))
         if first[1] == "self" and self.defs.get(first[0]) == "instance_attribute":
             found += self._stored_targets(first[0])
-        called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
         for position, argument in enumerate(arguments if called else ()):
             keyword, equals, value = argument.partition("=")
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
