@@ -322,7 +322,9 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
         key = (text, scope)
         value = seen.get(key)
         if value is None:
-            target, how = resolver.resolve_expression(text, modules[fid], scope)
+            # a bare local name is a use of that local, whatever it holds (`h = helper` is the use of helper)
+            local = "." not in text and resolver.lookup(text, modules[fid], scope)[1] == "bound"
+            target, how = (None, None) if local else resolver.resolve_expression(text, modules[fid], scope)
             if target is None or target not in resolver.defs or how == "builtin":
                 value = (None, None)
             else:

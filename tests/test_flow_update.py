@@ -193,7 +193,8 @@ def test_references_overrides_and_property_reads(flow_repo):
         def use(box: Box, kind: type[Base] = Fast):
             total = box.size
             box.label = "x"
-            return kind, total
+            grown = Box.grow
+            return kind, total, grown
         """))
     db_path = index_repository(flow_repo, jobs=1, libraries=False).db_path
     con = duckdb.connect(str(db_path), read_only=True)
@@ -204,6 +205,9 @@ def test_references_overrides_and_property_reads(flow_repo):
         kinds = {r[0] for r in con.execute("SELECT kind FROM references_to('app.base.Base')").fetchall()}
         assert {"import", "base", "annotation"} <= kinds
         assert ("read", "app.shapes.use", "kind") not in refs
+        # a local holding a function is a use of the local: the use of the function is where it was read
+        grow = con.execute("SELECT kind, text FROM references_to('app.shapes.Box.grow')").fetchall()
+        assert ("read", "Box.grow") in grow and not any(text == "grown" for _, text in grow)
         assert con.execute("SELECT qualname, depth FROM overrides_of('app.base.Base.step')").fetchall() == [
             ("app.sub.Fast.step", 1)]
         assert [r[0] for r in con.execute("SELECT qualname FROM implementations_of('app.base.Base.step')").fetchall()] == [
