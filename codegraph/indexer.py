@@ -314,7 +314,8 @@ def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: di
 
 def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> tuple[pa.Table, pa.Table | None]:
     """refs with their resolution, and a calls row (kind property) for every read or write of a
-    property: `obj.size` runs the getter, `obj.size = 3` the setter."""
+    property or a descriptor: `obj.size` runs the getter, `obj.size = 3` the setter
+    (Resolver.accessor)."""
     texts, file_ids, scopes, kinds = _columns(refs, ("text", "file_id", "scope_qualname", "kind"))
     seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     values = []
@@ -333,10 +334,12 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
         values.append(value)
     resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
-    getters = [i for i, ((target, how), kind) in enumerate(zip(values, kinds))
-               if kind in ("read", "write") and how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "property"]
-    if not getters:
+    accessors = [(i, run) for i, ((target, how), kind) in enumerate(zip(values, kinds))
+                 if kind in ("read", "write") and how in PROJECT_RESOLUTIONS
+                 and (run := resolver.accessor(target, kind)) is not None]
+    if not accessors:
         return resolved, None
+    getters = [i for i, _ in accessors]
     picked = refs.take(getters)
     n = len(getters)
     line = picked.column("line")
@@ -348,7 +351,7 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
                "callee_name": pa.array([texts[i].rpartition(".")[2] for i in getters], pa.string()),
                "kind": pa.array(["property"] * n, pa.string()), "arguments": pa.array([[]] * n, pa.list_(pa.string())),
                "alternative": pa.array([False] * n, pa.bool_()),
-               "resolved_callee": pa.array([values[i][0] for i in getters], pa.string()),
+               "resolved_callee": pa.array([run for _, run in accessors], pa.string()),
                "resolution": pa.array(["implicit"] * n, pa.string())}
     return resolved, pa.table(columns)
 

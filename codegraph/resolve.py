@@ -98,6 +98,7 @@ class Resolver:
         self._mro: dict[str, list[str]] = {}
         self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._all: dict[tuple, list[tuple[str | None, str | None]]] = {}  # resolve_call_all
+        self._accessors: dict[tuple[str, str], str | None] = {}
 
     # -- canonical names --------------------------------------------------------------------
     def canonical(self, dotted: str, _depth: int = 0) -> str | None:
@@ -749,6 +750,45 @@ class Resolver:
         found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_KINDS | {"class"})]
         return found or [first]
+
+    def accessor(self, target: str, access: str) -> str | None:
+        """What reading (access 'read') or assigning ('write') the attribute `target` runs: a
+        property (its getter or setter), or the __get__ / __set__ of the project's class whose
+        instance the class body holds there (`value = Typed(int)`, a method decorated by such a
+        class or by a function returning one of its instances)."""
+        key = (target, access)
+        if key not in self._accessors:
+            self._accessors[key] = self._find_accessor(target, access)
+        return self._accessors[key]
+
+    def _find_accessor(self, target: str, access: str) -> str | None:
+        what = self.defs.get(target)
+        if what == "property":
+            return target
+        if what == "class_attribute":
+            holder = self.type_of(target)
+        elif what in _METHOD_KINDS and target in self.decorators:
+            holder = self._decorated_instance(target)
+        else:
+            return None
+        if holder is None or holder in self.libraries:
+            return None
+        found = self.member(holder, "__get__" if access == "read" else "__set__")
+        return found if found is not None and found not in self.libraries else None
+
+    def _decorated_instance(self, function: str) -> str | None:
+        """The class whose instance a method's outermost decorator makes of it (`@Cached`, or
+        `@lazy` where lazy returns `Cached(func)`)."""
+        module = self.evidence.get(function, (None,))[0]
+        text = self.decorators[function][0]
+        if module is None or not text or not _DOTTED.match(text):
+            return None
+        decorator = self.resolve_expression(text, module, function.rpartition(".")[0])[0]
+        if decorator is None or decorator in self.libraries:
+            return None
+        if self.defs.get(decorator) == "class":
+            return decorator
+        return next((t for t, what in self._returned(decorator) if what == "instance"), None)
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""

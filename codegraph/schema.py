@@ -247,8 +247,9 @@ TABLES: tuple[Table, ...] = (
         _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
            "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` -> "
            "C.__init__) | init (`C()` also runs C.__init__: a row added by resolution next to the call) | property "
-           "(reading `obj.size` runs the property's getter, assigning it the setter: a row added by resolution from "
-           "`refs`)", True),
+           "(reading `obj.size` runs the property's getter, assigning it the setter, and a descriptor's __get__ or "
+           "__set__ when the class attribute holds an instance of the project's class defining them: a row added by "
+           "resolution from `refs`)", True),
         _c("arguments", "VARCHAR[]", "the arguments as written, shortened: `x`, `key=x`, `*xs`, `**kw`; a decorator's "
            "row holds the decorated name", True),
         _c("alternative", "BOOLEAN", "false for the first answer; true for the rows of the other definitions the "

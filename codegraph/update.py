@@ -100,6 +100,13 @@ _FLOW_SITES_SQL = f"""
 """
 
 
+_ACCESSORS = ("__get__", "__set__")
+# The files reading or writing class attributes and decorated methods (when $descriptors).
+_DESCRIPTOR_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
+                WHERE $descriptors AND r.kind IN ('read', 'write')
+                  AND (m.kind = 'class_attribute' OR len(m.decorators) > 0)"""
+
+
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
 # resolution.
 _FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
@@ -309,13 +316,17 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     retyped = any(old_says.get(q) != new_says.get(q) for q in old_says.keys() | new_says.keys()
                   if q.partition(":")[0] in kept)
     changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
+    # Reads and writes of class attributes may run a descriptor's __get__/__set__ (Resolver.accessor):
+    # what that attribute holds, the descriptor's methods or its class's bases changed.
+    descriptors = retyped or any(item[0] == "base" or (item[0] == "def" and item[1].rpartition(".")[2] in _ACCESSORS)
+                                 for item in changed)
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
         removed = sorted({item[1] for item in old_interface - new_interface})
         added = new_interface - old_interface
         added_names = sorted({item[1].rpartition(".")[2] for item in added})
-        affected = [r[0] for r in con.execute("""
+        affected = [r[0] for r in con.execute(f"""
             SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
             UNION SELECT file_id FROM imports
                 WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
@@ -331,9 +342,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
             UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
                 AND list_contains($added, split_part(text, '.', -1))
-        """, {"removed": removed, "added": added_names}).fetchall()]
+            UNION {_DESCRIPTOR_USES_SQL}
+        """, {"removed": removed, "added": added_names, "descriptors": descriptors}).fetchall()]
     else:
-        affected = [r[0] for r in con.execute("""
+        affected = [r[0] for r in con.execute(f"""
             SELECT DISTINCT file_id FROM imports i JOIN _changed c
               ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
                  OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
@@ -346,7 +358,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
-        """, {"retyped": retyped}).fetchall()]
+            UNION {_DESCRIPTOR_USES_SQL}
+        """, {"retyped": retyped, "descriptors": descriptors}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

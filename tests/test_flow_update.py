@@ -75,6 +75,34 @@ FILES = {
                 fn = whisper
             return fn
         """,
+    "app/desc.py": """\
+        class Typed:
+            def __get__(self, obj, owner=None):
+                return 1
+
+            def __set__(self, obj, value):
+                pass
+
+        def lazy(func):
+            return Typed()
+        """,
+    "app/record.py": """\
+        from .desc import Typed, lazy
+
+        class Record:
+            value = Typed()
+
+            @lazy
+            def total(self):
+                return 0
+        """,
+    "app/show.py": """\
+        from .record import Record
+
+        def show(record: Record):
+            record.value = 2
+            return record.value, record.total
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -102,6 +130,10 @@ EDITS = [
     ("app/jobs.py", lambda s: s.replace("@log\n", "")),
     ("app/main.py", lambda s: s.replace('choose(True)("d")', 'choose(False)("e")')),
     ("app/pick.py", lambda s: s.replace("fn = whisper", "fn = len")),
+    ("app/desc.py", lambda s: s.replace("def __get__", "def fetch")),  # reads run no descriptor now
+    ("app/desc.py", lambda s: s.replace("def fetch", "def __get__")),
+    ("app/record.py", lambda s: s.replace("value = Typed()", "value = 3")),
+    ("app/desc.py", lambda s: s.replace("return Typed()", "return func")),
 ]
 
 
@@ -146,6 +178,9 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert {("app.main.main", "app.handlers.shout", "return"), ("app.main.main", "app.handlers.whisper", "return")
             } <= edges  # choose(True)(): the values of the name choose returns
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
+    # descriptors: a class attribute holding one, a method decorated by a function returning one
+    assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
+                                                                         "implicit")} <= edges
 
 
 @pytest.mark.parametrize("steps", [1, len(EDITS)])
