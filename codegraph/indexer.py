@@ -191,7 +191,32 @@ def _concat(name: str, tables: list[pa.Table]) -> pa.Table:
 
 
 def _columns(table: pa.Table, names: Iterable[str]) -> list[list]:
-    return [table.column(n).to_pylist() for n in names]
+    return [_values(table.column(n)) for n in names]
+
+
+def _values(column: pa.ChunkedArray) -> list:
+    """A column as Python values; equal strings are one object (a qualname repeats on every row
+    of its function: one copy, hashed once, whatever dictionary it is a key of)."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return _shared(column)
+    if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
+        lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if not isinstance(lists, pa.ListArray):  # an empty column
+            return column.to_pylist()
+        words = _shared(pa.chunked_array([lists.flatten()]))
+        offsets = lists.offsets.to_numpy().tolist()
+        valid = lists.is_valid().to_numpy(zero_copy_only=False).tolist()
+        return [tuple(words[offsets[i]:offsets[i + 1]]) if valid[i] else None for i in range(len(lists))]
+    return column.to_pylist()
+
+
+def _shared(column: pa.ChunkedArray) -> list:
+    encoded = column.combine_chunks().dictionary_encode() if len(column) else None
+    if encoded is None:
+        return []
+    words = [*encoded.dictionary.to_pylist(), None]
+    return [words[i] for i in encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).tolist()]
 
 
 def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
