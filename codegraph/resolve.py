@@ -710,14 +710,16 @@ class Resolver:
         (`map(f, xs)` runs f)."""
         first = self.resolve_call(text, module, caller)
         called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
-        key = (text, caller, tuple(arguments)) if called else (text, caller)
+        protocol = PROTOCOL_BUILTINS.get(first[0]) if first[1] == "builtin" else None
+        key = (text, caller, tuple(arguments)) if called or protocol else (text, caller)
         found = self._all.get(key)
         if found is None:
-            found = self._all[key] = self._resolve_call_all(first, text, module, caller, arguments, called)
+            found = self._all[key] = self._resolve_call_all(first, text, module, caller, arguments, called, protocol)
         return list(found)
 
     def _resolve_call_all(self, first: tuple[str | None, str | None], text: str, module: str, caller: str,
-                          arguments: Iterable[str], called: tuple | None) -> list[tuple[str | None, str | None]]:
+                          arguments: Iterable[str], called: tuple | None, protocol: tuple[str, ...] | None
+                          ) -> list[tuple[str | None, str | None]]:
         found = [first] if first[0] is not None else []
         if first[1] == "wrapper":  # the name the code calls, a row of its own that is not a call edge
             found.append((self._resolve_call(text, module, caller)[0], "decorated"))
@@ -727,6 +729,8 @@ class Resolver:
             keyword, equals, value = argument.partition("=")
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
                 found += [(t, "flow") for t, _ in self._value_targets(value if equals else argument, "", module, caller)]
+        if protocol and arguments:
+            found += self._protocol_targets(next(iter(arguments)), protocol, module, caller)
         head, _, rest = text.partition(".")
         if _DOTTED.match(text):
             if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None):
@@ -789,6 +793,29 @@ class Resolver:
         if self.defs.get(decorator) == "class":
             return decorator
         return next((t for t, what in self._returned(decorator) if what == "instance"), None)
+
+    def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str
+                          ) -> list[tuple[str, str]]:
+        """`len(deck)` runs Deck.__len__, `bool(x)` x's __bool__ or else its __len__: the first of
+        `names` the argument's class has, when the project defines it."""
+        if _DOTTED.match(argument):  # len(Deck) asks the class's class, not Deck.__len__
+            if "." not in argument and self.lookup(argument, module, caller)[1] == "bound":
+                named = None  # a local: what it holds is an instance's class's, as the call says
+            else:
+                named = self.resolve_expression(argument, module, caller)[0]
+            if named is not None and self.defs.get(named) in _CALLABLE_KINDS | {"class", "module"}:
+                return []
+        elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
+            return []
+        for name in names:
+            target, how = self.resolve_call(f"{argument}.{name}", module, caller)
+            if target is None or target.rpartition(".")[2] != name:
+                continue
+            if target in self.libraries or self.defs.get(target) not in _METHOD_KINDS:
+                return []
+            receiver = caller.rpartition(".")[0] if how == "self" else None
+            return [(t, "implicit") for t in (target, *self.overrides(target, receiver))]
+        return []
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""
@@ -918,6 +945,17 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
     "itertools.takewhile": (0,), "itertools.dropwhile": (0,), "itertools.groupby": (1, "key"),
     "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
     "functools.update_wrapper": (),
+}
+# Builtins that run a method of their (first) argument: the methods, the first one a class has.
+_ITERATES = ("__iter__", "__getitem__")
+PROTOCOL_BUILTINS: dict[str, tuple[str, ...]] = {
+    "builtins.len": ("__len__",), "builtins.bool": ("__bool__", "__len__"), "builtins.iter": _ITERATES,
+    "builtins.next": ("__next__",), "builtins.hash": ("__hash__",), "builtins.repr": ("__repr__",),
+    "builtins.str": ("__str__", "__repr__"), "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
+    "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",), "builtins.round": ("__round__",),
+    "builtins.format": ("__format__",), "builtins.dir": ("__dir__",),
+    **{f"builtins.{name}": _ITERATES for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max",
+                                                  "any", "all", "enumerate")},
 }
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it

@@ -24,6 +24,7 @@ from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_
                       _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
                       _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
 from .library import Finder
+from .resolve import PROTOCOL_BUILTINS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 
@@ -100,11 +101,15 @@ _FLOW_SITES_SQL = f"""
 """
 
 
-_ACCESSORS = ("__get__", "__set__")
-# The files reading or writing class attributes and decorated methods (when $descriptors).
-_DESCRIPTOR_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
-                WHERE $descriptors AND r.kind IN ('read', 'write')
-                  AND (m.kind = 'class_attribute' OR len(m.decorators) > 0)"""
+_PROTOCOL_BUILTINS = sorted(PROTOCOL_BUILTINS)
+_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_BUILTINS.values() for name in names)})
+# When $implicit: the files reading or writing class attributes and decorated methods (descriptors),
+# calling the builtins that run a method of their argument, or with implicit calls.
+_IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
+                WHERE $implicit AND r.kind IN ('read', 'write')
+                  AND (m.kind = 'class_attribute' OR len(m.decorators) > 0)
+            UNION SELECT file_id FROM calls WHERE $implicit
+                AND (resolution = 'implicit' OR list_contains($protocols, resolved_callee))"""
 
 
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
@@ -316,10 +321,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     retyped = any(old_says.get(q) != new_says.get(q) for q in old_says.keys() | new_says.keys()
                   if q.partition(":")[0] in kept)
     changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
-    # Reads and writes of class attributes may run a descriptor's __get__/__set__ (Resolver.accessor):
-    # what that attribute holds, the descriptor's methods or its class's bases changed.
-    descriptors = retyped or any(item[0] == "base" or (item[0] == "def" and item[1].rpartition(".")[2] in _ACCESSORS)
-                                 for item in changed)
+    # Reads and writes of class attributes may run a descriptor's __get__/__set__ (Resolver.accessor),
+    # len(x) x's __len__ (Resolver._protocol_targets): what x holds, those methods or the bases changed.
+    implicit = retyped or any(item[0] == "base" or (item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED)
+                              for item in changed)
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
@@ -342,8 +347,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
             UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
                 AND list_contains($added, split_part(text, '.', -1))
-            UNION {_DESCRIPTOR_USES_SQL}
-        """, {"removed": removed, "added": added_names, "descriptors": descriptors}).fetchall()]
+            UNION {_IMPLICIT_USES_SQL}
+        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_BUILTINS}
+        ).fetchall()]
     else:
         affected = [r[0] for r in con.execute(f"""
             SELECT DISTINCT file_id FROM imports i JOIN _changed c
@@ -358,8 +364,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
-            UNION {_DESCRIPTOR_USES_SQL}
-        """, {"retyped": retyped, "descriptors": descriptors}).fetchall()]
+            UNION {_IMPLICIT_USES_SQL}
+        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_BUILTINS}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

@@ -103,6 +103,18 @@ FILES = {
             record.value = 2
             return record.value, record.total
         """,
+    "app/bag.py": """\
+        class Bag:
+            def __len__(self):
+                return 0
+        """,
+    "app/count.py": """\
+        from .bag import Bag
+
+        def count():
+            bag = Bag()
+            return len(bag), bool(bag)
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -134,6 +146,9 @@ EDITS = [
     ("app/desc.py", lambda s: s.replace("def fetch", "def __get__")),
     ("app/record.py", lambda s: s.replace("value = Typed()", "value = 3")),
     ("app/desc.py", lambda s: s.replace("return Typed()", "return func")),
+    ("app/bag.py", lambda s: s.replace("def __len__", "def size")),  # len(bag) runs nothing of ours now
+    ("app/bag.py", lambda s: s.replace("def size", "def __len__")),
+    ("app/bag.py", lambda s: s + "\n    def __bool__(self):\n        return True\n"),  # bool(bag): __bool__ now
 ]
 
 
@@ -178,6 +193,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert {("app.main.main", "app.handlers.shout", "return"), ("app.main.main", "app.handlers.whisper", "return")
             } <= edges  # choose(True)(): the values of the name choose returns
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
+    assert {("app.count.count", "app.bag.Bag.__len__", "implicit")} <= edges  # len(bag) and bool(bag)
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
