@@ -770,29 +770,31 @@ class Resolver:
         if what == "property":
             return target
         if what == "class_attribute":
-            holder = self.type_of(target)
+            holders = [self.type_of(target)]
         elif what in _METHOD_KINDS and target in self.decorators:
-            holder = self._decorated_instance(target)
+            holders = self._decorated_instances(target)
         else:
             return None
-        if holder is None or holder in self.libraries:
-            return None
-        found = self.member(holder, "__get__" if access == "read" else "__set__")
-        return found if found is not None and found not in self.libraries else None
+        for holder in holders:
+            if holder is not None and holder not in self.libraries:
+                found = self.member(holder, "__get__" if access == "read" else "__set__")
+                if found is not None and found not in self.libraries:
+                    return found
+        return None
 
-    def _decorated_instance(self, function: str) -> str | None:
-        """The class whose instance a method's outermost decorator makes of it (`@Cached`, or
-        `@lazy` where lazy returns `Cached(func)`)."""
+    def _decorated_instances(self, function: str) -> list[str]:
+        """The classes whose instance a method's outermost decorator may make of it (`@Cached`,
+        or `@lazy` where lazy returns `Cached(func)`, or a `partial(...)` when called otherwise)."""
         module = self.evidence.get(function, (None,))[0]
         text = self.decorators[function][0]
         if module is None or not text or not _DOTTED.match(text):
-            return None
+            return []
         decorator = self.resolve_expression(text, module, function.rpartition(".")[0])[0]
         if decorator is None or decorator in self.libraries:
-            return None
+            return []
         if self.defs.get(decorator) == "class":
-            return decorator
-        return next((t for t, what in self._returned(decorator) if what == "instance"), None)
+            return [decorator]
+        return [t for t, what in self._returned(decorator) if what == "instance"]
 
     def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str
                           ) -> list[tuple[str, str]]:

@@ -267,3 +267,41 @@ def test_references_overrides_and_property_reads(flow_repo):
         assert callers == {"app.base.Base.run"}  # through self.step(), by override
     finally:
         con.close()
+
+
+def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(tmp_path):
+    """With the library layer, `partial(...)` is a class of functools: one of the decorator's
+    returns; the other, the project's descriptor, still answers what reading the attribute runs."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/__init__.py").write_text(textwrap.dedent("""\
+        from functools import partial
+
+        class Slot:
+            def __init__(self, fget, doc=None):
+                self.fget = fget
+
+            def __get__(self, obj, owner=None):
+                return self.fget(obj)
+
+        def slot(fget=None, doc=None):
+            if fget is None:
+                return partial(slot, doc=doc)
+            return Slot(fget, doc)
+
+        class Point:
+            @slot
+            def x(self):
+                return 1
+
+            def shifted(self):
+                return self.x + 1
+        """))
+    db_path = index_repository(root, jobs=1).db_path  # the library layer: functools is indexed
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute("SELECT caller_qualname, kind FROM calls WHERE resolved_callee = 'pkg.Slot.__get__'"
+                           ).fetchall()
+    finally:
+        con.close()
+    assert ("pkg.Point.shifted", "property") in rows
