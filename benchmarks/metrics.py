@@ -36,8 +36,11 @@ def dependency_invocation_rate(provided: Iterable[str], code: str) -> float | No
 
 
 def reference_dependencies(db_path, qualname: str, *, with_members: bool = False) -> set[str]:
-    """The project definitions the reference `qualname` calls, from the graph (DIR's denominator).
-    With `with_members` (a class), calls from its methods count and calls to its own members do not."""
+    """The project definitions the reference `qualname` calls by name, from the graph (DIR's
+    denominator, as its numerator reads the code): not what Python runs for it (`C()`'s __init__,
+    len(x)'s __len__, a property's getter) nor what a call may reach through a parameter or an
+    override. With `with_members` (a class), calls from its methods count and calls to its own
+    members do not."""
     from codegraph.db import connect_readonly
     from codegraph.schema import PROJECT_CALL_SQL
 
@@ -46,7 +49,8 @@ def reference_dependencies(db_path, qualname: str, *, with_members: bool = False
         rows = con.execute(
             f"""SELECT DISTINCT resolved_callee FROM calls
                WHERE (caller_qualname = $q OR ($members AND starts_with(caller_qualname, $q || '.')))
-                 AND {PROJECT_CALL_SQL} AND resolved_callee IS NOT NULL
+                 AND {PROJECT_CALL_SQL} AND resolved_callee IS NOT NULL AND kind IN ('call', 'decorator')
+                 AND callee_name = split_part(resolved_callee, '.', -1)
                  AND NOT ($members AND starts_with(resolved_callee, $q || '.'))""",
             {"q": qualname, "members": with_members}).fetchall()
     finally:

@@ -5,7 +5,7 @@ from math import prod
 
 import pytest
 
-from benchmarks.metrics import dependency_invocation_rate, pass_at_k, summarise
+from benchmarks.metrics import dependency_invocation_rate, pass_at_k, reference_dependencies, summarise
 from benchmarks.runner import ResultStore, run_all, shard
 
 
@@ -62,6 +62,24 @@ def _square(task_id: str, options: dict) -> dict:
     if task_id == "bad":
         raise RuntimeError("this task breaks")
     return {"task_id": task_id, "value": int(task_id) ** options["power"]}
+
+
+def test_reference_dependencies_are_what_the_reference_calls_by_name(tmp_path):
+    """DIR's denominator: the names the reference calls, not what Python runs for them (C()'s
+    __init__, len(x)'s __len__, a property) nor what a parameter may hold."""
+    from codegraph.indexer import index_repository
+
+    (tmp_path / "m.py").write_text(
+        "class Box:\n    def __init__(self):\n        self.n = 0\n"
+        "    def __len__(self):\n        return 0\n"
+        "    @property\n    def size(self):\n        return 1\n\n"
+        "def helper(x):\n    return x\n\n"
+        "def apply(cb):\n    return cb(1)\n\n"
+        "def reference():\n    box = Box()\n    apply(helper)\n    return len(box), box.size\n")
+    db_path = index_repository(tmp_path, tmp_path / "g.duckdb", jobs=1, embed=False, libraries=False).db_path
+    assert reference_dependencies(db_path, "m.reference") == {"m.Box", "m.apply"}
+    code = "def reference():\n    box = Box()\n    apply(helper)\n    return len(box)\n"
+    assert dependency_invocation_rate(reference_dependencies(db_path, "m.reference"), code) == 1.0
 
 
 @pytest.mark.parametrize("workers", [1, 2])
