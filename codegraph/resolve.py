@@ -2,37 +2,28 @@
 
 Works on plain rows so the indexer can feed it fresh extraction results for a full build, or
 the database's rows of unchanged files plus fresh rows of changed files for an update.
-Static and best effort: a name is resolved when the import graph and the class hierarchy say
-what it is; anything that needs types (`x.method()` on a local variable) stays unresolved.
+Static, flow-insensitive and best effort: a bare name means its innermost binding; a value's
+class comes from annotations, assigned values and what functions return; arguments are bound to
+parameters one call deep; a call may answer several definitions (resolve_call_all). What runs
+without being named (descriptors, builtins' protocol methods, overrides) is in dispatch.py, what
+an expression's text says in expressions.py.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
-import functools
-import re
 from collections import defaultdict
 from typing import Callable, Iterable
 
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
-_SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
-BUILTINS = frozenset(dir(builtins))
-_SELF_KINDS = {"method", "property", "classmethod"}
-_LOCALS = ".<locals>."
-_MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
+from .dispatch import Dispatch
+from .expressions import (
+    _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _LOCALS, _MAX_DOTS,
+    _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
+    _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GOT,
+    _GENERIC, _SUBSCRIPTED, _first_type_argument, _literal_elements, _unique, _OPTIONAL,
+    _NONE_UNION, _callee_of, _split_receiver)
 
 
-@functools.lru_cache(maxsize=65536)
-def _function_scopes(qualname: str) -> tuple[str, ...]:
-    """`m.f.<locals>.g` -> ('m.f.<locals>.g', 'm.f'): the function scopes a name is looked up in."""
-    if _LOCALS not in qualname:
-        return (qualname,)
-    parts = qualname.split(_LOCALS)
-    return tuple(_LOCALS.join(parts[: i + 1]) for i in range(len(parts) - 1, -1, -1))
-
-
-class Resolver:
+class Resolver(Dispatch):
     def __init__(
         self,
         defs: dict[str, str],
@@ -755,70 +746,6 @@ class Resolver:
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_KINDS | {"class"})]
         return found or [first]
 
-    def accessor(self, target: str, access: str) -> str | None:
-        """What reading (access 'read') or assigning ('write') the attribute `target` runs: a
-        property (its getter or setter), or the __get__ / __set__ of the project's class whose
-        instance the class body holds there (`value = Typed(int)`, a method decorated by such a
-        class or by a function returning one of its instances)."""
-        key = (target, access)
-        if key not in self._accessors:
-            self._accessors[key] = self._find_accessor(target, access)
-        return self._accessors[key]
-
-    def _find_accessor(self, target: str, access: str) -> str | None:
-        what = self.defs.get(target)
-        if what == "property":
-            return target
-        if what == "class_attribute":
-            holders = [self.type_of(target)]
-        elif what in _METHOD_KINDS and target in self.decorators:
-            holders = self._decorated_instances(target)
-        else:
-            return None
-        for holder in holders:
-            if holder is not None and holder not in self.libraries:
-                found = self.member(holder, "__get__" if access == "read" else "__set__")
-                if found is not None and found not in self.libraries:
-                    return found
-        return None
-
-    def _decorated_instances(self, function: str) -> list[str]:
-        """The classes whose instance a method's outermost decorator may make of it (`@Cached`,
-        or `@lazy` where lazy returns `Cached(func)`, or a `partial(...)` when called otherwise)."""
-        module = self.evidence.get(function, (None,))[0]
-        text = self.decorators[function][0]
-        if module is None or not text or not _DOTTED.match(text):
-            return []
-        decorator = self.resolve_expression(text, module, function.rpartition(".")[0])[0]
-        if decorator is None or decorator in self.libraries:
-            return []
-        if self.defs.get(decorator) == "class":
-            return [decorator]
-        return [t for t, what in self._returned(decorator) if what == "instance"]
-
-    def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str
-                          ) -> list[tuple[str, str]]:
-        """`len(deck)` runs Deck.__len__, `bool(x)` x's __bool__ or else its __len__: the first of
-        `names` the argument's class has, when the project defines it."""
-        if _DOTTED.match(argument):  # len(Deck) asks the class's class, not Deck.__len__
-            if "." not in argument and self.lookup(argument, module, caller)[1] == "bound":
-                named = None  # a local: what it holds is an instance's class's, as the call says
-            else:
-                named = self.resolve_expression(argument, module, caller)[0]
-            if named is not None and self.defs.get(named) in _CALLABLE_KINDS | {"class", "module"}:
-                return []
-        elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
-            return []
-        for name in names:
-            target, how = self.resolve_call(f"{argument}.{name}", module, caller)
-            if target is None or target.rpartition(".")[2] != name:
-                continue
-            if target in self.libraries or self.defs.get(target) not in _METHOD_KINDS:
-                return []
-            receiver = caller.rpartition(".")[0] if how == "self" else None
-            return [(t, "implicit") for t in (target, *self.overrides(target, receiver))]
-        return []
-
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""
         said = self.evidence.get(attribute, (None, None))[1]
@@ -829,47 +756,6 @@ class Resolver:
         if facts is None or facts[0] != "parameter":
             return []
         return self._flow_targets(init, said, facts[3], "")
-
-    def overrides(self, target: str, receiver: str | None = None) -> list[str]:
-        """The methods of subclasses of the receiver's class (by default the class defining
-        `target`) that replace `target`: a call on such a value may run them."""
-        if self._children is None:
-            self._children = defaultdict(list)
-            for klass in self.base_texts:
-                if klass not in self.libraries:
-                    for base, _ in self.resolved_bases(klass):
-                        if base and base != klass:
-                            self._children[base].append(klass)
-        klass, _, name = target.rpartition(".")
-        receiver = receiver or klass
-        key = (target, receiver)
-        cached = self._overrides.get(key)
-        if cached is None:
-            cached = self._overrides[key] = self._find_overrides(target, receiver, name)
-        return cached
-
-    def _find_overrides(self, target: str, receiver: str, name: str) -> list[str]:
-        out: list[str] = []
-        for sub in self._descendants(receiver):
-            found = self.member(sub, name)
-            if found and found != target and found not in self.libraries and found not in out:
-                out.append(found)
-        return sorted(out)
-
-    def _descendants(self, klass: str) -> list[str]:
-        found = self._below.get(klass)
-        if found is None:
-            seen = {klass}
-            stack = list(self._children.get(klass, ()))
-            found = []
-            while stack and len(seen) < 4096:
-                sub = stack.pop()
-                if sub not in seen:
-                    seen.add(sub)
-                    found.append(sub)
-                    stack.extend(self._children.get(sub, ()))
-            self._below[klass] = found
-        return found
 
     def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
         """`make(...)`: the functions and classes the return statements of make give back."""
@@ -929,118 +815,3 @@ class Resolver:
             return None, None
         found = self._member_chain(holder, name.split("."))
         return (found, "type") if found else (None, None)
-
-
-_CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
-_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod", "property"})
-_MAX_FLOWS = 64  # arguments read per parameter: a function called from everywhere says little
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-_NAMEISH = re.compile(r"[A-Za-z_]")  # an argument that may name something (not a literal)
-_TYPE_OF_CLASS = re.compile(r"(?:typing\.|t\.)?[Tt]ype\[(.+)\]\Z")
-
-
-# Library functions that call what they are given: qualified name -> the argument positions and
-# keywords they call.
-_CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
-    "builtins.map": (0,), "builtins.filter": (0,), "builtins.sorted": ("key",), "builtins.min": ("key",),
-    "builtins.max": ("key",), "functools.reduce": (0,), "itertools.starmap": (0,), "itertools.filterfalse": (0,),
-    "itertools.takewhile": (0,), "itertools.dropwhile": (0,), "itertools.groupby": (1, "key"),
-    "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
-    "functools.update_wrapper": (),
-}
-# Builtins that run a method of their (first) argument: the methods, the first one a class has.
-_ITERATES = ("__iter__", "__getitem__")
-PROTOCOL_BUILTINS: dict[str, tuple[str, ...]] = {
-    "builtins.len": ("__len__",), "builtins.bool": ("__bool__", "__len__"), "builtins.iter": _ITERATES,
-    "builtins.next": ("__next__",), "builtins.hash": ("__hash__",), "builtins.repr": ("__repr__",),
-    "builtins.str": ("__str__", "__repr__"), "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
-    "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",), "builtins.round": ("__round__",),
-    "builtins.format": ("__format__",), "builtins.dir": ("__dir__",),
-    **{f"builtins.{name}": _ITERATES for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max",
-                                                  "any", "all", "enumerate")},
-}
-_ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
-_ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
-_GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
-_GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
-_SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
-
-
-_COLLECTIONS = frozenset({
-    "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set", "FrozenSet", "AbstractSet",
-    "MutableSet", "Tuple", "Generator", "Deque", "list", "set", "frozenset", "tuple", "deque"})
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _first_type_argument(annotation: str) -> str | None:
-    """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
-    annotation = annotation.strip().strip("'\"")
-    name, bracket, rest = annotation.partition("[")
-    if not bracket or not rest.endswith("]") or name.rpartition(".")[2] not in _COLLECTIONS:
-        return None
-    depth = 0
-    for i, char in enumerate(rest[:-1]):
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            return rest[:i].strip()
-    return rest[:-1].strip()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _literal_elements(text: str) -> list[str] | None:
-    """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""
-    if not text or text[0] not in "([{":
-        return None
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if isinstance(node, ast.Dict):
-        items = node.values
-    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        items = node.elts
-    else:
-        return None
-    return [ast.unparse(e) for e in items if isinstance(e, (ast.Name, ast.Attribute))]
-
-
-def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """First answer per definition, in order."""
-    seen: set[str] = set()
-    out = []
-    for target, how in pairs:
-        if target is not None and target not in seen:
-            seen.add(target)
-            out.append((target, how))
-    return out
-_OPTIONAL = re.compile(r"(?:typing\.|t\.)?Optional\[(.+)\]\Z")
-_NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
-_NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _callee_of(text: str) -> str | None:
-    """`pkg.C(a, (b))` -> `pkg.C`: the dotted callee of a call expression whose parentheses are
-    its own (not `f(a).g(b)`)."""
-    head = _DOTTED_PREFIX.match(text)
-    if head is None or not text.endswith(")") or text[head.end():head.end() + 1] != "(":
-        return None
-    depth = 0
-    for i in range(head.end(), len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0 and i != len(text) - 1:
-            return None
-    return head.group(0)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _split_receiver(text: str) -> tuple[str | None, str]:
-    """`C(x).f` -> ("C(x)", "f"); `a(b).c.d` -> ("a(b)", "c.d")."""
-    tail = _NAME_TAIL.search(text)
-    if tail is None:
-        return None, ""
-    receiver = text[: tail.start()]
-    return (receiver, tail.group(1)) if receiver.endswith(")") else (None, "")
-
-
-_DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")

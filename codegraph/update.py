@@ -24,7 +24,7 @@ from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_
                       _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
                       _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
 from .library import Finder
-from .resolve import PROTOCOL_BUILTINS
+from .expressions import PROTOCOL_BUILTINS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 

@@ -1,0 +1,118 @@
+"""What runs without being named at the call: a descriptor's __get__ or __set__ when an attribute
+is read or assigned, the method a builtin runs on its argument (`len(x)`: x's __len__), and the
+overrides in subclasses that a call on a base class's method may reach. A part of Resolver."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .expressions import _CALLABLE_KINDS, _DOTTED, _METHOD_KINDS, _callee_of
+
+
+class Dispatch:
+    """Mixed into Resolver, whose names, types and classes these read."""
+
+    def accessor(self, target: str, access: str) -> str | None:
+        """What reading (access 'read') or assigning ('write') the attribute `target` runs: a
+        property (its getter or setter), or the __get__ / __set__ of the project's class whose
+        instance the class body holds there (`value = Typed(int)`, a method decorated by such a
+        class or by a function returning one of its instances)."""
+        key = (target, access)
+        if key not in self._accessors:
+            self._accessors[key] = self._find_accessor(target, access)
+        return self._accessors[key]
+
+    def _find_accessor(self, target: str, access: str) -> str | None:
+        what = self.defs.get(target)
+        if what == "property":
+            return target
+        if what == "class_attribute":
+            holders = [self.type_of(target)]
+        elif what in _METHOD_KINDS and target in self.decorators:
+            holders = self._decorated_instances(target)
+        else:
+            return None
+        for holder in holders:
+            if holder is not None and holder not in self.libraries:
+                found = self.member(holder, "__get__" if access == "read" else "__set__")
+                if found is not None and found not in self.libraries:
+                    return found
+        return None
+
+    def _decorated_instances(self, function: str) -> list[str]:
+        """The classes whose instance a method's outermost decorator may make of it (`@Cached`,
+        or `@lazy` where lazy returns `Cached(func)`, or a `partial(...)` when called otherwise)."""
+        module = self.evidence.get(function, (None,))[0]
+        text = self.decorators[function][0]
+        if module is None or not text or not _DOTTED.match(text):
+            return []
+        decorator = self.resolve_expression(text, module, function.rpartition(".")[0])[0]
+        if decorator is None or decorator in self.libraries:
+            return []
+        if self.defs.get(decorator) == "class":
+            return [decorator]
+        return [t for t, what in self._returned(decorator) if what == "instance"]
+
+    def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str
+                          ) -> list[tuple[str, str]]:
+        """`len(deck)` runs Deck.__len__, `bool(x)` x's __bool__ or else its __len__: the first of
+        `names` the argument's class has, when the project defines it."""
+        if _DOTTED.match(argument):  # len(Deck) asks the class's class, not Deck.__len__
+            if "." not in argument and self.lookup(argument, module, caller)[1] == "bound":
+                named = None  # a local: what it holds is an instance's class's, as the call says
+            else:
+                named = self.resolve_expression(argument, module, caller)[0]
+            if named is not None and self.defs.get(named) in _CALLABLE_KINDS | {"class", "module"}:
+                return []
+        elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
+            return []
+        for name in names:
+            target, how = self.resolve_call(f"{argument}.{name}", module, caller)
+            if target is None or target.rpartition(".")[2] != name:
+                continue
+            if target in self.libraries or self.defs.get(target) not in _METHOD_KINDS:
+                return []
+            receiver = caller.rpartition(".")[0] if how == "self" else None
+            return [(t, "implicit") for t in (target, *self.overrides(target, receiver))]
+        return []
+
+    def overrides(self, target: str, receiver: str | None = None) -> list[str]:
+        """The methods of subclasses of the receiver's class (by default the class defining
+        `target`) that replace `target`: a call on such a value may run them."""
+        if self._children is None:
+            self._children = defaultdict(list)
+            for klass in self.base_texts:
+                if klass not in self.libraries:
+                    for base, _ in self.resolved_bases(klass):
+                        if base and base != klass:
+                            self._children[base].append(klass)
+        klass, _, name = target.rpartition(".")
+        receiver = receiver or klass
+        key = (target, receiver)
+        cached = self._overrides.get(key)
+        if cached is None:
+            cached = self._overrides[key] = self._find_overrides(target, receiver, name)
+        return cached
+
+    def _find_overrides(self, target: str, receiver: str, name: str) -> list[str]:
+        out: list[str] = []
+        for sub in self._descendants(receiver):
+            found = self.member(sub, name)
+            if found and found != target and found not in self.libraries and found not in out:
+                out.append(found)
+        return sorted(out)
+
+    def _descendants(self, klass: str) -> list[str]:
+        found = self._below.get(klass)
+        if found is None:
+            seen = {klass}
+            stack = list(self._children.get(klass, ()))
+            found = []
+            while stack and len(seen) < 4096:
+                sub = stack.pop()
+                if sub not in seen:
+                    seen.add(sub)
+                    found.append(sub)
+                    stack.extend(self._children.get(sub, ()))
+            self._below[klass] = found
+        return found

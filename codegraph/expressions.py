@@ -1,0 +1,143 @@
+"""What the text of a Python expression says, without resolving anything: the callee of a call,
+the elements of a literal, the type argument of an annotation; and the fixed tables of what
+builtins and library functions do with their arguments. The Resolver reads code through these."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import re
+from typing import Iterable
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
+_SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
+BUILTINS = frozenset(dir(builtins))
+_SELF_KINDS = {"method", "property", "classmethod"}
+_LOCALS = ".<locals>."
+_MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
+
+
+@functools.lru_cache(maxsize=65536)
+def _function_scopes(qualname: str) -> tuple[str, ...]:
+    """`m.f.<locals>.g` -> ('m.f.<locals>.g', 'm.f'): the function scopes a name is looked up in."""
+    if _LOCALS not in qualname:
+        return (qualname,)
+    parts = qualname.split(_LOCALS)
+    return tuple(_LOCALS.join(parts[: i + 1]) for i in range(len(parts) - 1, -1, -1))
+
+
+
+_CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
+_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod", "property"})
+_MAX_FLOWS = 64  # arguments read per parameter: a function called from everywhere says little
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_NAMEISH = re.compile(r"[A-Za-z_]")  # an argument that may name something (not a literal)
+_TYPE_OF_CLASS = re.compile(r"(?:typing\.|t\.)?[Tt]ype\[(.+)\]\Z")
+
+
+# Library functions that call what they are given: qualified name -> the argument positions and
+# keywords they call.
+_CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
+    "builtins.map": (0,), "builtins.filter": (0,), "builtins.sorted": ("key",), "builtins.min": ("key",),
+    "builtins.max": ("key",), "functools.reduce": (0,), "itertools.starmap": (0,), "itertools.filterfalse": (0,),
+    "itertools.takewhile": (0,), "itertools.dropwhile": (0,), "itertools.groupby": (1, "key"),
+    "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
+    "functools.update_wrapper": (),
+}
+# Builtins that run a method of their (first) argument: the methods, the first one a class has.
+_ITERATES = ("__iter__", "__getitem__")
+PROTOCOL_BUILTINS: dict[str, tuple[str, ...]] = {
+    "builtins.len": ("__len__",), "builtins.bool": ("__bool__", "__len__"), "builtins.iter": _ITERATES,
+    "builtins.next": ("__next__",), "builtins.hash": ("__hash__",), "builtins.repr": ("__repr__",),
+    "builtins.str": ("__str__", "__repr__"), "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
+    "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",), "builtins.round": ("__round__",),
+    "builtins.format": ("__format__",), "builtins.dir": ("__dir__",),
+    **{f"builtins.{name}": _ITERATES for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max",
+                                                  "any", "all", "enumerate")},
+}
+_ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
+_ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
+_GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
+_GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
+_SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
+
+
+_COLLECTIONS = frozenset({
+    "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set", "FrozenSet", "AbstractSet",
+    "MutableSet", "Tuple", "Generator", "Deque", "list", "set", "frozenset", "tuple", "deque"})
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _first_type_argument(annotation: str) -> str | None:
+    """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
+    annotation = annotation.strip().strip("'\"")
+    name, bracket, rest = annotation.partition("[")
+    if not bracket or not rest.endswith("]") or name.rpartition(".")[2] not in _COLLECTIONS:
+        return None
+    depth = 0
+    for i, char in enumerate(rest[:-1]):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            return rest[:i].strip()
+    return rest[:-1].strip()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _literal_elements(text: str) -> list[str] | None:
+    """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""
+    if not text or text[0] not in "([{":
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Dict):
+        items = node.values
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = node.elts
+    else:
+        return None
+    return [ast.unparse(e) for e in items if isinstance(e, (ast.Name, ast.Attribute))]
+
+
+def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """First answer per definition, in order."""
+    seen: set[str] = set()
+    out = []
+    for target, how in pairs:
+        if target is not None and target not in seen:
+            seen.add(target)
+            out.append((target, how))
+    return out
+_OPTIONAL = re.compile(r"(?:typing\.|t\.)?Optional\[(.+)\]\Z")
+_NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
+_NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _callee_of(text: str) -> str | None:
+    """`pkg.C(a, (b))` -> `pkg.C`: the dotted callee of a call expression whose parentheses are
+    its own (not `f(a).g(b)`)."""
+    head = _DOTTED_PREFIX.match(text)
+    if head is None or not text.endswith(")") or text[head.end():head.end() + 1] != "(":
+        return None
+    depth = 0
+    for i in range(head.end(), len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0 and i != len(text) - 1:
+            return None
+    return head.group(0)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _split_receiver(text: str) -> tuple[str | None, str]:
+    """`C(x).f` -> ("C(x)", "f"); `a(b).c.d` -> ("a(b)", "c.d")."""
+    tail = _NAME_TAIL.search(text)
+    if tail is None:
+        return None, ""
+    receiver = text[: tail.start()]
+    return (receiver, tail.group(1)) if receiver.endswith(")") else (None, "")
+
+
+_DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
