@@ -223,9 +223,12 @@ def run_query(
         timed_out.set()
         con.interrupt()
 
-    timer = threading.Timer(timeout_s, on_timeout)
+    timer: threading.Timer | None = threading.Timer(timeout_s, on_timeout)
     started = time.perf_counter()
-    timer.start()
+    try:
+        timer.start()
+    except RuntimeError:  # no thread to spare (a query process near its memory limit): QueryWorker's
+        timer = None      # hard bound still stops the query
     rows: list[tuple] = []
     stopped_by = None
     try:
@@ -260,7 +263,8 @@ def run_query(
             raise QueryRejected(message) from None
         raise QueryError(message) from None
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
     return QueryResult(columns, rows[:max_rows], stopped_by is not None, time.perf_counter() - started, types,
                        stopped_by)
 
@@ -279,6 +283,7 @@ def _limit_memory(megabytes: int) -> None:
 def _serve_queries(connection, path: str, memory_mb: int) -> None:
     from .worker import serve
 
+    threading.stack_size(512 * 1024)  # under the address-space limit, a thread's 8 MB default stack can fail
     _limit_memory(memory_mb)
     try:
         con = connect_readonly(path)

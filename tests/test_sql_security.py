@@ -163,3 +163,21 @@ def test_hostile_llm_answers_through_the_retriever_leave_the_database_alone(mini
     assert len(result.attempts) == 3 and all(a["error"] for a in result.attempts)
     assert result.source in ("hybrid", "none")
     assert _digest(mini_db) == before
+
+
+def test_a_query_runs_when_no_thread_can_be_started_for_its_soft_time_limit(mini_db, monkeypatch):
+    """A query process near its address-space limit may fail to start the timer thread ("can't
+    start new thread" in a CI run); the query must still run (QueryWorker's hard bound stays)."""
+    import threading
+
+    from codegraph.db import connect_readonly, run_query
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Timer, "start", no_thread)
+    con = connect_readonly(mini_db)
+    try:
+        assert run_query(con, "SELECT qualname FROM classes WHERE name = 'Item'").rows == [("shop.models.Item",)]
+    finally:
+        con.close()
