@@ -204,17 +204,17 @@ def _values(column: pa.ChunkedArray) -> list:
         lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         if not isinstance(lists, pa.ListArray):  # an empty column
             return column.to_pylist()
-        words = _shared(pa.chunked_array([lists.flatten()]))
+        words = _shared(lists.flatten())
         offsets = lists.offsets.to_numpy().tolist()
         valid = lists.is_valid().to_numpy(zero_copy_only=False).tolist()
         return [tuple(words[offsets[i]:offsets[i + 1]]) if valid[i] else None for i in range(len(lists))]
     return column.to_pylist()
 
 
-def _shared(column: pa.ChunkedArray) -> list:
-    encoded = column.combine_chunks().dictionary_encode() if len(column) else None
-    if encoded is None:
+def _shared(column: pa.Array | pa.ChunkedArray) -> list:
+    if not len(column):
         return []
+    encoded = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).dictionary_encode()
     words = [*encoded.dictionary.to_pylist(), None]
     return [words[i] for i in encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).tolist()]
 
@@ -258,6 +258,8 @@ _DEFINITIONS_SQL = """
     UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators FROM all_globals
     UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators
         FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
+
+
 def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
     """Resolver.learn_scopes' arguments from bindings and parameters tables."""
     return (zip(*_columns(tables["bindings"], _BINDING_KEY)), zip(*_columns(tables["parameters"], _PARAMETER_KEY)))
