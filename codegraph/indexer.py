@@ -430,16 +430,38 @@ def _write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: 
 
 def _update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table,
                         table: str = "classes") -> None:
+    _set_class_bases(con, _class_bases(resolver, classes), table)
+
+
+def _class_bases(resolver: Resolver, classes: pa.Table) -> pa.Table:
+    """(id, base_qualnames) of classes: their bases as resolved."""
     ids, qualnames = _columns(classes, ("id", "qualname"))
-    if not ids:
-        return
-    bases = pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
+    return pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
         [[b for b, _ in resolver.resolved_bases(q)] for q in qualnames], pa.list_(pa.string()))})
+
+
+def _set_class_bases(con: duckdb.DuckDBPyConnection, bases: pa.Table, table: str = "classes") -> None:
+    if not bases.num_rows:
+        return
     con.register("_class_bases", bases)
     try:
         con.execute(f"UPDATE {table} SET base_qualnames = b.base_qualnames FROM _class_bases b WHERE {table}.id = b.id")
     finally:
         con.unregister("_class_bases")
+
+
+def _insert_releasing(con: duckdb.DuckDBPyConnection, pending: list[tuple[str, pa.Table]]) -> None:
+    """Insert (table name, rows) pairs, dropping each from the list once written: with the
+    caller's references gone, its memory is freed while the rest is still being written."""
+    while pending:
+        name, table = pending.pop(0)
+        db.insert_arrow(con, name, table)
+        del table
+
+
+def _for_resolution(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The extracted tables resolution still reads once the resolver knows every definition."""
+    return {name: tables[name] for name in (*_RESOLVED_TABLES, *_SCOPE_TABLES)}
 
 
 class _Background(threading.Thread):
@@ -667,6 +689,9 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
     lib_tables = {name: _concat(name, [c.tables[name] for c in lib_chunks]) for name in EXTRACTED}
     lib_files = [row for c in lib_chunks for row in c.file_rows]
     modules = {r.file_id: r.module for r in [*file_rows, *lib_files]}
+    terms = pa.concat_tables([c.terms for c in chunks]) if chunks else BY_NAME["terms"].arrow_schema().empty_table()
+    sparse = merge_sparse([c.vectors for c in chunks]) if embed else None
+    del chunks, lib_chunks  # from here each table lives as long as the writer or the resolver needs it
 
     def phase(name: str) -> None:
         if progress:
@@ -680,24 +705,27 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             # DuckDB ingests the definitions on a second thread while this one resolves names.
             side = con.cursor()
             phase("resolving")
-            terms = pa.concat_tables([c.terms for c in chunks]) if chunks else BY_NAME["terms"].arrow_schema().empty_table()
-            writer = _Background(lambda: [db.insert_arrow(side, name, table) for name, table in
-                                          [*((n, tables[n]) for n in EXTRACTED if n not in _RESOLVED_TABLES),
-                                           *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED
-                                             if n not in _RESOLVED_TABLES),
-                                           ("terms", terms)]])
+            unresolved = [*((n, tables[n]) for n in EXTRACTED if n not in _RESOLVED_TABLES),
+                          *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED if n not in _RESOLVED_TABLES),
+                          ("terms", terms)]
+            del terms
+            writer = _Background(functools.partial(_insert_releasing, side, unresolved))
             try:
                 resolver = _build_resolver(
                     [*_definitions(tables), *_definitions(lib_tables)],
                     _concat("imports", [tables["imports"], lib_tables["imports"]]),
                     _concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]),
                     _returns_of_tables(tables["bindings"], lib_tables["bindings"]))
+                classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
+                tables, lib_tables = _for_resolution(tables), _for_resolution(lib_tables)
                 resolved = _resolve_tables(resolver, tables, modules)
+                del tables
                 lib_resolved = _resolve_tables(resolver, lib_tables, modules)
+                del lib_tables
+                bases = [_class_bases(resolver, classes[0]), _class_bases(resolver, classes[1])]
+                del resolver  # what it learned is in the resolved tables now
                 if embed:
-                    sparse = merge_sparse([c.vectors for c in chunks])
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
-                del chunks
             finally:
                 writer.join()
             if embed:
@@ -707,12 +735,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                 del sparse
             report.timings["resolve"] = time.perf_counter() - t
             phase("writing")
-            for name, table in resolved.items():
-                db.insert_arrow(con, name, table)
-            for name, table in lib_resolved.items():
-                db.insert_arrow(con, f"{LIBRARY_SCHEMA}.{name}", table)
-            _update_class_bases(con, resolver, tables["classes"])
-            _update_class_bases(con, resolver, lib_tables["classes"], f"{LIBRARY_SCHEMA}.classes")
+            _insert_releasing(con, [*resolved.items(), *((f"{LIBRARY_SCHEMA}.{n}", t) for n, t in lib_resolved.items())])
+            del resolved, lib_resolved
+            _set_class_bases(con, bases[0])
+            _set_class_bases(con, bases[1], f"{LIBRARY_SCHEMA}.classes")
             db.insert_rows(con, "files", file_rows)
             db.insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips])

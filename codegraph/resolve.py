@@ -23,6 +23,18 @@ from .expressions import (
     _NONE_UNION, _callee_of, _split_receiver)
 
 
+_MEMO_LIMIT = 1 << 16
+
+
+def _remember(cache: dict, key: object, value: object) -> object:
+    """Store an answer in a cache that is emptied when full: most answers are asked again from
+    the same function soon after, and a full build asks hundreds of thousands of them."""
+    if len(cache) >= _MEMO_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 class Resolver(Dispatch):
     def __init__(
         self,
@@ -189,8 +201,7 @@ class Resolver(Dispatch):
             if candidate in self.defs:
                 found = candidate
                 break
-        self._members[key] = found
-        return found
+        return _remember(self._members, key, found)
 
     # -- names in code ----------------------------------------------------------------------
     def learn_scopes(self, bindings: Iterable[tuple], parameters: Iterable[tuple]) -> None:
@@ -277,7 +288,7 @@ class Resolver(Dispatch):
         key = (name, module, scope)
         found = self._lookups.get(key)
         if found is None:
-            found = self._lookups[key] = self._lookup(name, module, scope)
+            found = _remember(self._lookups, key, self._lookup(name, module, scope))
         return found
 
     def _lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
@@ -351,7 +362,7 @@ class Resolver(Dispatch):
                 self._flowing = flowing
             if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
                 found = (found[0], "library")
-            self._calls[key] = found
+            _remember(self._calls, key, found)
         return found
 
     def _resolve_call(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
@@ -557,7 +568,7 @@ class Resolver(Dispatch):
         finally:
             self._busy.discard(bound)
         if key is not None:
-            self._bound[key] = found
+            _remember(self._bound, key, found)
         return found
 
     def _binding_targets(self, bound: str, rest: str, module: str) -> list[tuple[str, str]]:
@@ -705,7 +716,8 @@ class Resolver(Dispatch):
         key = (text, caller, tuple(arguments)) if called or protocol else (text, caller)
         found = self._all.get(key)
         if found is None:
-            found = self._all[key] = self._resolve_call_all(first, text, module, caller, arguments, called, protocol)
+            found = _remember(self._all, key, self._resolve_call_all(first, text, module, caller, arguments, called,
+                                                                     protocol))
         return list(found)
 
     def _resolve_call_all(self, first: tuple[str | None, str | None], text: str, module: str, caller: str,

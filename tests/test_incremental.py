@@ -233,3 +233,25 @@ def test_a_script_without_a_main_guard_gets_a_clear_error_not_a_hang(tmp_path):
     proc = subprocess.run([sys.executable, str(guarded), str(repo)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "31"
+
+
+def test_emptying_the_resolver_caches_changes_no_answer(tmp_path, monkeypatch, stdlib_root):
+    """The resolver's caches are emptied when full (bounded memory on big repositories): on a
+    real package, caches of 4 entries give the same graph as caches that never fill."""
+    import codegraph.resolve
+
+    def graph(name):
+        db_path = tmp_path / f"{name}.duckdb"
+        index_repository(stdlib_root / "email", db_path, jobs=1, embed=False)
+        con = duckdb.connect(str(db_path), read_only=True)
+        try:
+            refs = con.execute("SELECT * EXCLUDE (file_id) FROM refs ORDER BY ALL").fetchall()
+        finally:
+            con.close()
+        return _snapshot(db_path), refs
+
+    roomy = graph("roomy")
+    monkeypatch.setattr(codegraph.resolve, "_MEMO_LIMIT", 4)
+    cramped = graph("cramped")
+    assert roomy == cramped
+    assert sum(1 for row in roomy[0]["calls"] if row[-1] == "type") > 20  # answers that need the caches' work
