@@ -27,7 +27,6 @@ def _function_scopes(qualname: str) -> tuple[str, ...]:
     return tuple(_LOCALS.join(parts[: i + 1]) for i in range(len(parts) - 1, -1, -1))
 
 
-
 _CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod", "property"})
 _MAX_FLOWS = 64  # arguments read per parameter: a function called from everywhere says little

@@ -10,7 +10,9 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
+import ctypes
 import functools
+import gc
 import json
 import multiprocessing
 import os
@@ -388,14 +390,16 @@ def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str],
     texts, file_ids, callers, kinds, arguments = _columns(
         calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
     where = [modules[f] for f in file_ids]
-    sites = [(*resolver.resolve_call(t, m, c), k, a, m, c)
-             for t, m, c, k, a in zip(texts, where, callers, kinds, arguments) if a and k != "implicit"]
+    firsts = [resolver.resolve_call(t, m, c) for t, m, c in zip(texts, where, callers)]
+    sites = [(*first, k, a, m, c)
+             for first, m, c, k, a in zip(firsts, where, callers, kinds, arguments) if a and k != "implicit"]
     resolver.learn_flows([*sites, *flow_sites])
+    del sites
     rows: list[int] = []
     values: list[tuple[str | None, str | None]] = []
     alternative: list[bool] = []
     for i, (text, module, caller, kind, args) in enumerate(zip(texts, where, callers, kinds, arguments)):
-        answers = resolver.resolve_call_all(text, module, caller, args)
+        answers = resolver.resolve_call_all(text, module, caller, args, firsts[i])
         if kind == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
             answers = [a for a in answers if a[1] in PROJECT_RESOLUTIONS and a[0] not in resolver.libraries]
             answers = [(t, "implicit") for t, _ in answers] or [(None, None)]
@@ -448,6 +452,16 @@ def _set_class_bases(con: duckdb.DuckDBPyConnection, bases: pa.Table, table: str
         con.execute(f"UPDATE {table} SET base_qualnames = b.base_qualnames FROM _class_bases b WHERE {table}.id = b.id")
     finally:
         con.unregister("_class_bases")
+
+
+def _give_back_memory() -> None:
+    """Return the heap pages Python has freed to the system before DuckDB, which allocates
+    elsewhere, grows: a full build's peak is the resolver's high water plus DuckDB's."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def _insert_releasing(con: duckdb.DuckDBPyConnection, pending: list[tuple[str, pa.Table]]) -> None:
@@ -724,6 +738,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                 del lib_tables
                 bases = [_class_bases(resolver, classes[0]), _class_bases(resolver, classes[1])]
                 del resolver  # what it learned is in the resolved tables now
+                _give_back_memory()
                 if embed:
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
             finally:

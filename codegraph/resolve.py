@@ -703,14 +703,14 @@ class Resolver(Dispatch):
                        self._elements(match.group(1), module, caller)
                        for target, _ in self._value_targets(element, "", in_module, where))
 
-    def resolve_call_all(self, text: str, module: str, caller: str, arguments: Iterable[str] = ()
-                         ) -> list[tuple[str | None, str | None]]:
+    def resolve_call_all(self, text: str, module: str, caller: str, arguments: Iterable[str] = (),
+                         first: tuple[str | None, str | None] | None = None) -> list[tuple[str | None, str | None]]:
         """Every definition a call may run, the first as resolve_call says: several values
         assigned to one name, the arguments bound to a parameter, the functions a call returns,
         the elements of a container, the overrides in subclasses of the receiver's class
         (`self.f()` may run a subclass's f), and what a library function is given to call
-        (`map(f, xs)` runs f)."""
-        first = self.resolve_call(text, module, caller)
+        (`map(f, xs)` runs f). first: resolve_call's answer, when the caller has it already."""
+        first = first or self.resolve_call(text, module, caller)
         called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
         protocol = PROTOCOL_BUILTINS.get(first[0]) if first[1] == "builtin" else None
         key = (text, caller, tuple(arguments)) if called or protocol else (text, caller)
