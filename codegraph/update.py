@@ -176,11 +176,14 @@ def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     readers while a writer has it: writing in place would fail the update whenever a server, a
     search or the duckdb shell reads, and fail them while it writes. With a copy, readers keep
     the state they opened, the next ones open the new one, and nobody waits or fails. (Copying
-    costs about 0.1 s per 100 MB of database.)"""
+    costs about 0.1 s per 100 MB of database.) The row groups an update writes are not
+    compressed: its checkpoint, when the connection closes, takes half as long (0.09 s against
+    0.18 s on click), and the next full build compresses them again."""
     copy = target.with_name(target.name + f".building-{os.getpid()}")
     shutil.copyfile(target, copy)
     try:
         con = db.connect_writable(copy)
+        con.execute("SET force_compression = 'uncompressed'")
     except BaseException:
         copy.unlink(missing_ok=True)
         raise
