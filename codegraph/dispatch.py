@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .expressions import _CALLABLE_KINDS, _DOTTED, _METHOD_KINDS, _callee_of
+from .expressions import _CALLABLE_CLASS_OR_MODULE, _DOTTED, _METHOD_KINDS, _callee_of
 
 
 class Dispatch:
@@ -62,7 +62,7 @@ class Dispatch:
                 named = None  # a local: what it holds is an instance's class's, as the call says
             else:
                 named = self.resolve_expression(argument, module, caller)[0]
-            if named is not None and self.defs.get(named) in _CALLABLE_KINDS | {"class", "module"}:
+            if named is not None and self.defs.get(named) in _CALLABLE_CLASS_OR_MODULE:
                 return []
         elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
             return []

@@ -13,7 +13,8 @@ from typing import Iterable
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 _SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
 BUILTINS = frozenset(dir(builtins))
-_SELF_KINDS = {"method", "property", "classmethod"}
+_SELF_KINDS = frozenset({"method", "property", "classmethod"})
+_SELF_OR_STATIC = _SELF_KINDS | {"staticmethod"}
 _LOCALS = ".<locals>."
 _MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
 
@@ -29,6 +30,8 @@ def _function_scopes(qualname: str) -> tuple[str, ...]:
 
 _CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod", "property"})
+_CALLABLE_OR_CLASS = _CALLABLE_KINDS | {"class"}
+_CALLABLE_CLASS_OR_MODULE = _CALLABLE_KINDS | {"class", "module"}
 _MAX_FLOWS = 64  # arguments read per parameter: a function called from everywhere says little
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _NAMEISH = re.compile(r"[A-Za-z_]")  # an argument that may name something (not a literal)

@@ -16,14 +16,15 @@ from typing import Callable, Iterable
 
 from .dispatch import Dispatch
 from .expressions import (
-    _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _LOCALS, _MAX_DOTS,
-    _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
+    _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
+    _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
     _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GOT,
     _GENERIC, _SUBSCRIPTED, _first_type_argument, _literal_elements, _unique, _OPTIONAL,
     _NONE_UNION, _callee_of, _split_receiver)
 
 
 _MEMO_LIMIT = 1 << 16
+_NOTHING: dict = {}
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -297,10 +298,10 @@ class Resolver(Dispatch):
                 nested = f"{function_scope}{_LOCALS}{name}"
                 if nested in self.defs:
                     return nested, "local"
-                bound = self.scope_bindings.get(function_scope, {}).get(name)
+                bound = self.scope_bindings.get(function_scope, _NOTHING).get(name)
                 if bound is not None:
                     return bound, "import"
-                facts = self.scope_facts.get(function_scope, {}).get(name)
+                facts = self.scope_facts.get(function_scope, _NOTHING).get(name)
                 if facts is not None:
                     if facts[0] == "global":
                         break
@@ -380,7 +381,7 @@ class Resolver(Dispatch):
                 return (found, "self") if found else (None, None)
         if head.startswith("super()"):
             match = _SUPER.match(text)
-            if match and self.defs.get(caller) in _SELF_KINDS | {"staticmethod"}:
+            if match and self.defs.get(caller) in _SELF_OR_STATIC:
                 found = self.member(caller.rpartition(".")[0], match.group(1), skip_self=True)
                 return (found, "super") if found else (None, None)
             return None, None
@@ -451,7 +452,7 @@ class Resolver(Dispatch):
             target, _ = self.resolve_expression(said, module, scope if self.defs.get(scope) == "class" else module)
         finally:
             self._busy.discard(qualname)
-        if target is not None and self.defs.get(target) in _CALLABLE_KINDS | {"class"}:
+        if target is not None and self.defs.get(target) in _CALLABLE_OR_CLASS:
             return target
         return None
 
@@ -528,7 +529,7 @@ class Resolver(Dispatch):
             return self.type_of(target, depth + 1) if self.defs[target] in _CALLABLE_KINDS else None
         if _DOTTED.match(text):
             target, how = self.resolve_expression(text, module, lookup_scope)
-            if target and target in self.defs and self.defs[target] not in _CALLABLE_KINDS | {"class", "module"}:
+            if target and target in self.defs and self.defs[target] not in _CALLABLE_CLASS_OR_MODULE:
                 return self.type_of(target, depth + 1)
         return None
 
@@ -575,7 +576,7 @@ class Resolver(Dispatch):
         scope, _, name = bound.partition("\x00")
         kind, values, annotation, position = self.scope_facts[scope][name]
         holder = None
-        if kind == "parameter" and position == 0 and self.defs.get(scope) in _SELF_KINDS | {"classmethod"}:
+        if kind == "parameter" and position == 0 and self.defs.get(scope) in _SELF_KINDS:
             holder = scope.rpartition(".")[0]
         elif annotation:
             holder = self._type_of_annotation(annotation, module, scope)
@@ -614,7 +615,7 @@ class Resolver(Dispatch):
         if not rest:
             if _DOTTED.match(value):
                 target, _ = self.resolve_expression(value, module, scope)
-                if target and self.defs.get(target) in _CALLABLE_KINDS | {"class"}:
+                if target and self.defs.get(target) in _CALLABLE_OR_CLASS:
                     return [(target, "alias")]
                 return []
             return [(t, "return") for t in self._returned_callables(value, module, scope)] or \
@@ -755,7 +756,7 @@ class Resolver(Dispatch):
                 receiver = caller.rpartition(".")[0] if how == "self" else None
                 found += [(t, "override") for t in self.overrides(target, receiver)]
         found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
-            f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_KINDS | {"class"})]
+            f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
@@ -812,7 +813,7 @@ class Resolver(Dispatch):
                     targets = [t for t, _how in self._through_bindings(bound, rest, module)]
                 else:
                     targets = [self.resolve_expression(text, module, function)[0]]
-                out += [(t, "callable") for t in targets if self.defs.get(t) in _CALLABLE_KINDS | {"class"}]
+                out += [(t, "callable") for t in targets if self.defs.get(t) in _CALLABLE_OR_CLASS]
             return _unique(out)
         finally:
             self._busy.discard(function)
