@@ -766,6 +766,7 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
             if embed:
                 phase("vector cache")
                 t = time.perf_counter()
+                _give_back_memory()
                 report.vectors = build_vector_cache(con, target)
                 report.timings["vectors"] = time.perf_counter() - t
             else:

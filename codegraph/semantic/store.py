@@ -8,6 +8,7 @@ missing, damaged or from another state.
 
 from __future__ import annotations
 
+
 import json
 import os
 import time
@@ -230,18 +231,34 @@ def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, p
     old = VectorCache.read(path, token=previous_token, verify=True) if changed_files is not None else None
     if old is not None and old.header.get("model") == model_id and old.header.get("dim") == dim:
         changed = list(changed_files)
-        ids, matrix = load_vectors(con, "WHERE list_contains($f::BIGINT[], file_id)", {"f": changed},
-                                   with_files=True)
-        cache = old.without_files(changed).plus(VectorCache.quantise(ids[0], ids[1], matrix, model_id))
+        cache = old.without_files(changed).plus(_quantised(con, model_id, dim, "WHERE list_contains($f::BIGINT[], file_id)",
+                                                           {"f": changed}))
         action = "updated"
     else:
-        ids, matrix = load_vectors(con, with_files=True)
-        cache = VectorCache.quantise(ids[0], ids[1], matrix, model_id)
+        cache = _quantised(con, model_id, dim)
         action = "rebuilt"
     token = uuid.uuid4().hex
     cache.write(path, token)
     set_meta(con, vectors_token=token)
     return {action: int(len(cache.ids)), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _quantised(con: duckdb.DuckDBPyConnection, model_id: str, dim: int, where: str = "",
+               params: dict | None = None, batch: int = 8192) -> VectorCache:
+    """The int8 cache of the stored vectors, read a batch at a time: the float matrix of a large
+    repository, several hundred MB, never exists whole (quantising is row by row)."""
+    reader = con.execute(f"SELECT id, file_id, vector FROM embeddings {where} ORDER BY id",
+                         params or {}).to_arrow_reader(batch)
+    parts = [VectorCache.quantise(rows.column(0).to_numpy(), rows.column(1).to_numpy(),
+                                  rows.column(2).flatten().to_numpy(zero_copy_only=False)
+                                  .reshape(rows.num_rows, -1).astype(np.float32, copy=False), model_id)
+             for rows in reader if rows.num_rows]
+    if not parts:
+        return VectorCache.quantise(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, dim), np.float32),
+                                    model_id)
+    return VectorCache(*(np.concatenate([getattr(part, name) for part in parts])
+                         for name in ("ids", "file_ids", "scales", "codes")),
+                       {**parts[0].header, "count": sum(len(part.ids) for part in parts)})
 
 
 def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict | None = None,
