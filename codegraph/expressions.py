@@ -85,6 +85,23 @@ def _first_type_argument(annotation: str) -> str | None:
     return rest[:-1].strip()
 
 
+_UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a, b = f(x)`
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _tuple_element(text: str, index: int) -> str | None:
+    """`strings, padfn` (a return statement's tuple) and 1 -> `padfn`; None when the text is not
+    a tuple of at least index + 1 elements, or the element is starred."""
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Tuple) or index >= len(node.elts) or \
+            any(isinstance(e, ast.Starred) for e in node.elts[: index + 1]):
+        return None
+    return ast.unparse(node.elts[index])
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal_elements(text: str) -> list[str] | None:
     """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""

@@ -463,8 +463,8 @@ class _Extractor:
     def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None,
              value_node: Node | None = None) -> None:
         """Binding rows for the names `left` binds in a function (a name, or a tuple of them), with
-        the value each one gets where the code says (`a, b = f, g`; `a = b = f`; a loop variable:
-        what it iterates over; `with X as y`: X)."""
+        the value each one gets where the code says (`a, b = f, g`; `a = b = f`; `a, b = f(x)`
+        gives `f(x)[0]`, `f(x)[1]`; a loop variable: what it iterates over; `with X as y`: X)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
         values: list[str | None] = [self.flat(value_node) if len(targets) == 1 else None] * len(targets)
         annotation = None
@@ -480,6 +480,10 @@ class _Extractor:
                 elements = [c for c in right.named_children if c.type != "comment"]
                 if len(elements) == len(targets) == len(left.named_children):
                     values = [self.flat(e) for e in elements]
+            elif right is not None and right.type == "call" and left.type in ("pattern_list", "tuple_pattern") and \
+                    all(c.type == "identifier" for c in left.named_children) and len(targets) == len(left.named_children):
+                call = self.flat(right)  # `a, b = f(x)`: b is `f(x)[1]`, what f's returned tuples hold there
+                values = [f"{call}[{i}]" if call else None for i in range(len(targets))]
         for target, value in zip(targets, values):
             value = _shorten(value)
             self.rows["bindings"].append(BindingRow(

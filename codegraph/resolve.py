@@ -20,7 +20,7 @@ from .expressions import (
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
     _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GOT,
     _GENERIC, _SUBSCRIPTED, _first_type_argument, _literal_elements, _unique, _OPTIONAL,
-    _NONE_UNION, _callee_of, _split_receiver)
+    _NONE_UNION, _UNPACKED, _callee_of, _split_receiver, _tuple_element)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -604,6 +604,8 @@ class Resolver(Dispatch):
             holder = self.type_of(enter) if enter else None
             found = self._member_chain(holder, rest.split(".")) if holder and rest else None
             return [(found, "type")] if found else []
+        if value[-1:] == "]" and (unpacked := self._unpacked(value, rest, module, scope)) is not None:
+            return unpacked
         if value.startswith(_ELEMENT_OF):
             held = self._elements(value[1:], module, scope)
             if not held and rest:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
@@ -623,6 +625,40 @@ class Resolver(Dispatch):
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
         return [(found, "type")] if found else []
+
+    def _unpacked(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]] | None:
+        """`a, b = f(x)` binds b to `f(x)[1]`: what the elements at that place of the tuples f
+        returns name (`return strings, padfn`: each value padfn is assigned in f); None when the
+        value is not of that form."""
+        match = _UNPACKED.match(value)
+        callee = _callee_of(match.group(1)) if match else None
+        if callee is None:
+            return None
+        function, _ = self.resolve_call(callee, module, scope)
+        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return []
+        where = self.evidence.get(function, (None,))[0]
+        if where is None:
+            return []
+        self._need_scopes(_function_scopes(function))
+        index = int(match.group(2))
+        out: list[tuple[str, str]] = []
+        self._busy.add(function)
+        try:
+            for text in self.returns.get(function, ()):
+                element = _tuple_element(text, index)
+                if element is None or not _DOTTED.match(element):
+                    out += self._value_targets(element, rest, where, function) if element else []
+                    continue
+                head, _, tail = element.partition(".")
+                bound, how = self.lookup(head, where, function)
+                if how == "bound":  # each value the name is given in f
+                    out += self._through_bindings(bound, ".".join(p for p in (tail, rest) if p), where)
+                else:
+                    out += self._value_targets(element, rest, where, function)
+        finally:
+            self._busy.discard(function)
+        return _unique(out)
 
     def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
         """A call through a parameter: what the arguments bound to it name, one hop deep (an

@@ -214,7 +214,8 @@ TABLES: tuple[Table, ...] = (
                  "parameter, counted as its function's) | return (the name is `return`, the value what a return "
                  "statement gives back)", True),
               _c("line", "INTEGER", "where"),
-              _c("value", "VARCHAR", "assignments of one name: the assigned expression; a loop over one name: the "
+              _c("value", "VARCHAR", "assignments of one name: the assigned expression; `a, b = x, y`: each "
+                 "name's element; `a, b = f(...)`: `f(...)[0]`, `f(...)[1]`; a loop over one name: the "
                  "iterated expression; with: the context manager expression; return: the returned expression "
                  "(shortened)"),
               _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),

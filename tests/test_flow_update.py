@@ -115,6 +115,20 @@ FILES = {
             bag = Bag()
             return len(bag), bool(bag)
         """,
+    "app/pair.py": """\
+        from .handlers import shout
+
+        def split(text):
+            fn = shout
+            return text, fn
+        """,
+    "app/align.py": """\
+        from .pair import split
+
+        def align(text):
+            text, fn = split(text)
+            return fn(text)
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -149,6 +163,8 @@ EDITS = [
     ("app/bag.py", lambda s: s.replace("def __len__", "def size")),  # len(bag) runs nothing of ours now
     ("app/bag.py", lambda s: s.replace("def size", "def __len__")),
     ("app/bag.py", lambda s: s + "\n    def __bool__(self):\n        return True\n"),  # bool(bag): __bool__ now
+    ("app/pair.py", lambda s: s.replace("import shout", "import whisper").replace("fn = shout", "fn = whisper")),
+    ("app/pair.py", lambda s: s.replace("return text, fn", "return fn, text")),  # align's fn is text now
 ]
 
 
@@ -194,6 +210,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
             } <= edges  # choose(True)(): the values of the name choose returns
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
     assert {("app.count.count", "app.bag.Bag.__len__", "implicit")} <= edges  # len(bag) and bool(bag)
+    assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
