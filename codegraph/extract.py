@@ -13,6 +13,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -39,6 +40,8 @@ _QUERY_TEXT = """
 (with_item value: (_) @implicit_with)
 (for_statement right: (_) @implicit_for)
 (raise_statement . (_) @implicit_raise)
+(subscript value: (identifier) @implicit_item (#eq? @implicit_item "self"))
+(comparison_operator (identifier) @implicit_compare (#eq? @implicit_compare "self"))
 (return_statement (_) @bind_return)
 (attribute) @ref_attribute
 (type [(identifier) (attribute)] @ref_annotation)
@@ -633,10 +636,12 @@ class _Extractor:
 
     _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
                  "implicit_raise": ("__init__",)}
+    _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
     def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         """Rows for the methods Python calls without a call expression: the callee text names the
-        object and the method (`Ctx().__enter__`), for the resolver to follow like any call."""
+        object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
+        Operators on a method's own instance too: `self[k]`, `k in self`, `self == other`."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if node.type == "as_pattern":  # with X as y: the object is X
@@ -644,15 +649,50 @@ class _Extractor:
                 if node is None or (capture == "implicit_raise" and node.type not in ("identifier", "attribute")):
                     continue  # `raise C(...)` is a constructor call, handled as one
                 text = self.flat(node)
-                if text is None or len(text) > _VALUE_LIMIT:
-                    continue
-                sp, ep = node.start_point, node.end_point
-                for method in methods:
-                    self.rows["calls"].append(CallRow(
-                        file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
-                        col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
-                        callee_name=method, kind="implicit", arguments=[]))
+                if text is not None and len(text) <= _VALUE_LIMIT:
+                    self._implicit_rows(node, scope, text, methods)
+        for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
+            for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
+                if scope.self_name == "self":
+                    self._implicit_rows(node, scope, "self", operations(node))
 
+    def _implicit_rows(self, node: Node, scope: _Scope, text: str, methods: Iterable[str]) -> None:
+        sp, ep = node.start_point, node.end_point
+        for method in methods:
+            self.rows["calls"].append(CallRow(
+                file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
+                col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
+                callee_name=method, kind="implicit", arguments=[]))
+
+    @staticmethod
+    def _item_methods(value: Node) -> tuple[str, ...]:
+        """`self[k]` reads with __getitem__, `self[k] = v` writes with __setitem__, `self[k] += 1`
+        does both, `del self[k]` runs __delitem__."""
+        item = value.parent
+        holder = item.parent
+        if holder is not None and holder.type == "expression_list" and holder.parent is not None \
+                and holder.parent.type == "delete_statement":
+            holder = holder.parent
+        if holder is None:
+            return ("__getitem__",)
+        if holder.type == "delete_statement":
+            return ("__delitem__",)
+        left = holder.child_by_field_name("left") if holder.type in ("assignment", "augmented_assignment") else None
+        if left is not None and left.id == item.id:
+            return ("__getitem__", "__setitem__") if holder.type == "augmented_assignment" else ("__setitem__",)
+        if holder.type in ("pattern_list", "tuple_pattern"):  # self[a], self[b] = pair
+            return ("__setitem__",)
+        return ("__getitem__",)
+
+    def _compared(self, operand: Node) -> tuple[str, ...]:
+        """`k in self` runs self's __contains__; `self == other`, `self < other`: self's __eq__,
+        __lt__ (the left operand's method is tried first)."""
+        siblings = operand.parent.children
+        at = next(i for i, c in enumerate(siblings) if c.id == operand.id)
+        before = siblings[at - 1].type if at > 0 else None
+        after = siblings[at + 1].type if at + 1 < len(siblings) else None
+        methods = ("__contains__",) if before in ("in", "not in") else ()
+        return methods + ((self._COMPARED[after],) if after in self._COMPARED else ())
 
     def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         """Uses of names that are not calls: every dotted prefix of an attribute chain read or

@@ -129,6 +129,20 @@ FILES = {
             text, fn = split(text)
             return fn(text)
         """,
+    "app/grid.py": """\
+        class Grid:
+            def __getitem__(self, key):
+                return key
+
+            def cell(self, key):
+                return self[key]
+        """,
+    "app/fine.py": """\
+        from .grid import Grid
+
+        class Fine(Grid):
+            pass
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -165,6 +179,7 @@ EDITS = [
     ("app/bag.py", lambda s: s + "\n    def __bool__(self):\n        return True\n"),  # bool(bag): __bool__ now
     ("app/pair.py", lambda s: s.replace("import shout", "import whisper").replace("fn = shout", "fn = whisper")),
     ("app/pair.py", lambda s: s.replace("return text, fn", "return fn, text")),  # align's fn is text now
+    ("app/fine.py", lambda s: s.replace("pass", "def __getitem__(self, key):\n        return 0")),  # self[key] may run it
 ]
 
 
@@ -211,6 +226,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
     assert {("app.count.count", "app.bag.Bag.__len__", "implicit")} <= edges  # len(bag) and bool(bag)
     assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
+    assert ("app.grid.Grid.cell", "app.grid.Grid.__getitem__", "implicit") in edges  # self[key]
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
