@@ -6,7 +6,8 @@ Static, flow-insensitive and best effort: a bare name means its innermost bindin
 class comes from annotations, assigned values and what functions return; arguments are bound to
 parameters one call deep; a call may answer several definitions (resolve_call_all). What runs
 without being named (descriptors, builtins' protocol methods, overrides) is in dispatch.py, what
-an expression's text says in expressions.py.
+containers and returned tuples hold in containers.py, what an expression's text says in
+expressions.py.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Callable, Iterable
 
+from .containers import Containers
 from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
-    _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
-    _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GOT,
-    _GENERIC, _SUBSCRIPTED, _first_type_argument, _literal_elements, _unique, _OPTIONAL,
-    _NONE_UNION, _UNPACKED, _callee_of, _split_receiver, _tuple_element)
+    _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
+    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
+    _OPTIONAL, _NONE_UNION, _callee_of, _split_receiver)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -36,7 +37,7 @@ def _remember(cache: dict, key: object, value: object) -> object:
     return value
 
 
-class Resolver(Dispatch):
+class Resolver(Dispatch, Containers):
     def __init__(
         self,
         defs: dict[str, str],
@@ -626,40 +627,6 @@ class Resolver(Dispatch):
         found = self._member_chain(holder, rest.split(".")) if holder else None
         return [(found, "type")] if found else []
 
-    def _unpacked(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]] | None:
-        """`a, b = f(x)` binds b to `f(x)[1]`: what the elements at that place of the tuples f
-        returns name (`return strings, padfn`: each value padfn is assigned in f); None when the
-        value is not of that form."""
-        match = _UNPACKED.match(value)
-        callee = _callee_of(match.group(1)) if match else None
-        if callee is None:
-            return None
-        function, _ = self.resolve_call(callee, module, scope)
-        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
-            return []
-        where = self.evidence.get(function, (None,))[0]
-        if where is None:
-            return []
-        self._need_scopes(_function_scopes(function))
-        index = int(match.group(2))
-        out: list[tuple[str, str]] = []
-        self._busy.add(function)
-        try:
-            for text in self.returns.get(function, ()):
-                element = _tuple_element(text, index)
-                if element is None or not _DOTTED.match(element):
-                    out += self._value_targets(element, rest, where, function) if element else []
-                    continue
-                head, _, tail = element.partition(".")
-                bound, how = self.lookup(head, where, function)
-                if how == "bound":  # each value the name is given in f
-                    out += self._through_bindings(bound, ".".join(p for p in (tail, rest) if p), where)
-                else:
-                    out += self._value_targets(element, rest, where, function)
-        finally:
-            self._busy.discard(function)
-        return _unique(out)
-
     def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
         """A call through a parameter: what the arguments bound to it name, one hop deep (an
         argument that is itself a parameter of its caller is not followed)."""
@@ -675,70 +642,6 @@ class Resolver(Dispatch):
         finally:
             self._in_flow = False
         return _unique(out)
-
-    def _elements(self, text: str, module: str, scope: str, depth: int = 0) -> list[tuple[str, str, str]]:
-        """(element, module and scope to read it in) of a container: a literal list, tuple, set or dict
-        (its values), or a name whose value is one."""
-        literal = _literal_elements(text)
-        if literal is not None:
-            return [(e, module, scope) for e in literal]
-        if depth > 3 or not _DOTTED.match(text):
-            return []
-        head, _, rest = text.partition(".")
-        target, how = self.lookup(head, module, scope)
-        if how == "bound" and not rest:
-            facts_scope, _, name = target.partition("\x00")
-            return [e for value in self.scope_facts[facts_scope][name][1] if not value.startswith(_ELEMENT_OF)
-                    for e in self._elements(value, module, facts_scope, depth + 1)]
-        if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
-            target = self.member(scope.rpartition(".")[0], rest)
-        elif how in ("local", "import"):
-            target = self.canonical(f"{target}.{rest}" if rest else target)
-        else:
-            return []
-        if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
-            return []
-        where, said = self.evidence.get(target, (None, None))
-        if not said:
-            return []
-        holder = target.rpartition(".")[0]
-        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1)
-
-    def _element_type(self, text: str, module: str, scope: str) -> str | None:
-        """The class of the elements of a collection whose annotation says (`-> List[Param]`,
-        `params: Sequence[Param]`): of a call's return annotation, a name's or an attribute's."""
-        callee = _callee_of(text)
-        annotation, where = None, None
-        if callee is not None:
-            target, _ = self.resolve_call(callee, module, scope)
-            if target is not None and self.defs.get(target) in _CALLABLE_KINDS:
-                where, said = self.evidence.get(target, (None, ""))
-                annotation = said.rpartition("->")[2] if "->" in said else None
-                scope = target
-        elif _DOTTED.match(text):
-            head, _, rest = text.partition(".")
-            target, how = self.lookup(head, module, scope)
-            if how == "bound" and not rest:
-                facts_scope, _, name = target.partition("\x00")
-                annotation, where = self.scope_facts[facts_scope][name][2], module
-            else:
-                target, _ = self.resolve_expression(text, module, scope)
-                if target is not None and self.defs.get(target) in ("variable", "class_attribute",
-                                                                   "instance_attribute"):
-                    where, annotation = self.evidence.get(target, (None, None))
-                    scope = target.rpartition(".")[0]
-        inner = _first_type_argument(annotation) if annotation and where else None
-        return self._type_of_annotation(inner, where, scope) if inner else None
-
-    def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
-        """`HANDLERS["a"]()`, `self.ops[i]()`, `FUNCS.get(k)`: the functions and classes the
-        container holds."""
-        match = _SUBSCRIPTED.match(text) or _GOT.match(text)
-        if match is None:
-            return []
-        return _unique((target, "container") for element, in_module, where in
-                       self._elements(match.group(1), module, caller)
-                       for target, _ in self._value_targets(element, "", in_module, where))
 
     def resolve_call_all(self, text: str, module: str, caller: str, arguments: Iterable[str] = (),
                          first: tuple[str | None, str | None] | None = None) -> list[tuple[str | None, str | None]]:

@@ -1,0 +1,110 @@
+"""What a container or a returned tuple holds: `HANDLERS["a"]()`, `for f in (a, b)`,
+`a, fn = make()`. A mixin of Resolver (resolve.py), whose names, types and returns these read."""
+
+from __future__ import annotations
+
+from .expressions import (
+    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
+    _first_type_argument, _function_scopes, _literal_elements, _tuple_element, _unique)
+
+
+class Containers:
+    """Mixed into Resolver."""
+
+    def _unpacked(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]] | None:
+        """`a, b = f(x)` binds b to `f(x)[1]`: what the elements at that place of the tuples f
+        returns name (`return strings, padfn`: each value padfn is assigned in f); None when the
+        value is not of that form."""
+        match = _UNPACKED.match(value)
+        callee = _callee_of(match.group(1)) if match else None
+        if callee is None:
+            return None
+        function, _ = self.resolve_call(callee, module, scope)
+        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return []
+        where = self.evidence.get(function, (None,))[0]
+        if where is None:
+            return []
+        self._need_scopes(_function_scopes(function))
+        index = int(match.group(2))
+        out: list[tuple[str, str]] = []
+        self._busy.add(function)
+        try:
+            for text in self.returns.get(function, ()):
+                element = _tuple_element(text, index)
+                if element is None or not _DOTTED.match(element):
+                    out += self._value_targets(element, rest, where, function) if element else []
+                    continue
+                head, _, tail = element.partition(".")
+                bound, how = self.lookup(head, where, function)
+                if how == "bound":  # each value the name is given in f
+                    out += self._through_bindings(bound, ".".join(p for p in (tail, rest) if p), where)
+                else:
+                    out += self._value_targets(element, rest, where, function)
+        finally:
+            self._busy.discard(function)
+        return _unique(out)
+
+    def _elements(self, text: str, module: str, scope: str, depth: int = 0) -> list[tuple[str, str, str]]:
+        """(element, module and scope to read it in) of a container: a literal list, tuple, set or dict
+        (its values), or a name whose value is one."""
+        literal = _literal_elements(text)
+        if literal is not None:
+            return [(e, module, scope) for e in literal]
+        if depth > 3 or not _DOTTED.match(text):
+            return []
+        head, _, rest = text.partition(".")
+        target, how = self.lookup(head, module, scope)
+        if how == "bound" and not rest:
+            facts_scope, _, name = target.partition("\x00")
+            return [e for value in self.scope_facts[facts_scope][name][1] if not value.startswith(_ELEMENT_OF)
+                    for e in self._elements(value, module, facts_scope, depth + 1)]
+        if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
+            target = self.member(scope.rpartition(".")[0], rest)
+        elif how in ("local", "import"):
+            target = self.canonical(f"{target}.{rest}" if rest else target)
+        else:
+            return []
+        if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
+            return []
+        where, said = self.evidence.get(target, (None, None))
+        if not said:
+            return []
+        holder = target.rpartition(".")[0]
+        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1)
+
+    def _element_type(self, text: str, module: str, scope: str) -> str | None:
+        """The class of the elements of a collection whose annotation says (`-> List[Param]`,
+        `params: Sequence[Param]`): of a call's return annotation, a name's or an attribute's."""
+        callee = _callee_of(text)
+        annotation, where = None, None
+        if callee is not None:
+            target, _ = self.resolve_call(callee, module, scope)
+            if target is not None and self.defs.get(target) in _CALLABLE_KINDS:
+                where, said = self.evidence.get(target, (None, ""))
+                annotation = said.rpartition("->")[2] if "->" in said else None
+                scope = target
+        elif _DOTTED.match(text):
+            head, _, rest = text.partition(".")
+            target, how = self.lookup(head, module, scope)
+            if how == "bound" and not rest:
+                facts_scope, _, name = target.partition("\x00")
+                annotation, where = self.scope_facts[facts_scope][name][2], module
+            else:
+                target, _ = self.resolve_expression(text, module, scope)
+                if target is not None and self.defs.get(target) in ("variable", "class_attribute",
+                                                                   "instance_attribute"):
+                    where, annotation = self.evidence.get(target, (None, None))
+                    scope = target.rpartition(".")[0]
+        inner = _first_type_argument(annotation) if annotation and where else None
+        return self._type_of_annotation(inner, where, scope) if inner else None
+
+    def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """`HANDLERS["a"]()`, `self.ops[i]()`, `FUNCS.get(k)`: the functions and classes the
+        container holds."""
+        match = _SUBSCRIPTED.match(text) or _GOT.match(text)
+        if match is None:
+            return []
+        return _unique((target, "container") for element, in_module, where in
+                       self._elements(match.group(1), module, caller)
+                       for target, _ in self._value_targets(element, "", in_module, where))
