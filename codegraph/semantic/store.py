@@ -130,12 +130,13 @@ class VectorCache:
         return VectorCache(self.ids[keep], self.file_ids[keep], self.scales[keep], self.codes[keep],
                            {**self.header, "count": int(keep.sum())})
 
-    def plus(self, other: "VectorCache") -> "VectorCache":
-        if not len(other.ids):
+    def plus(self, *others: "VectorCache") -> "VectorCache":
+        parts = [self, *(other for other in others if len(other.ids))]
+        if len(parts) == 1:
             return self
-        return VectorCache(np.concatenate([self.ids, other.ids]), np.concatenate([self.file_ids, other.file_ids]),
-                           np.concatenate([self.scales, other.scales]), np.concatenate([self.codes, other.codes]),
-                           {**self.header, "count": int(len(self.ids) + len(other.ids))})
+        return VectorCache(*(np.concatenate([getattr(part, name) for part in parts])
+                             for name in ("ids", "file_ids", "scales", "codes")),
+                           {**self.header, "count": int(sum(len(part.ids) for part in parts))})
 
     def _payload(self) -> list[bytes]:
         return [self.ids.tobytes(), self.file_ids.tobytes(), self.scales.tobytes(),
@@ -231,8 +232,8 @@ def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, p
     old = VectorCache.read(path, token=previous_token, verify=True) if changed_files is not None else None
     if old is not None and old.header.get("model") == model_id and old.header.get("dim") == dim:
         changed = list(changed_files)
-        cache = old.without_files(changed).plus(_quantised(con, model_id, dim, "WHERE list_contains($f::BIGINT[], file_id)",
-                                                           {"f": changed}))
+        fresh = _quantised(con, model_id, dim, "WHERE list_contains($f::BIGINT[], file_id)", {"f": changed})
+        cache = old.without_files(changed).plus(fresh)
         action = "updated"
     else:
         cache = _quantised(con, model_id, dim)
@@ -250,15 +251,11 @@ def _quantised(con: duckdb.DuckDBPyConnection, model_id: str, dim: int, where: s
     reader = con.execute(f"SELECT id, file_id, vector FROM embeddings {where} ORDER BY id",
                          params or {}).to_arrow_reader(batch)
     parts = [VectorCache.quantise(rows.column(0).to_numpy(), rows.column(1).to_numpy(),
-                                  rows.column(2).flatten().to_numpy(zero_copy_only=False)
-                                  .reshape(rows.num_rows, -1).astype(np.float32, copy=False), model_id)
-             for rows in reader if rows.num_rows]
+                                  _matrix(rows.column(2), rows.num_rows), model_id) for rows in reader if rows.num_rows]
     if not parts:
         return VectorCache.quantise(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, dim), np.float32),
                                     model_id)
-    return VectorCache(*(np.concatenate([getattr(part, name) for part in parts])
-                         for name in ("ids", "file_ids", "scales", "codes")),
-                       {**parts[0].header, "count": sum(len(part.ids) for part in parts)})
+    return parts[0].plus(*parts[1:])
 
 
 def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict | None = None,
@@ -272,9 +269,12 @@ def load_vectors(con: duckdb.DuckDBPyConnection, where: str = "", params: dict |
     if not len(ids):
         dim = 0
         return keys, np.zeros((0, dim), np.float32)
-    vectors = table.column("vector").combine_chunks()
-    matrix = vectors.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1).astype(np.float32, copy=False)
-    return keys, matrix
+    return keys, _matrix(table.column("vector").combine_chunks(), len(ids))
+
+
+def _matrix(vectors: pa.Array, rows: int) -> np.ndarray:
+    """A column of fixed-size float lists as a rows x dim float32 matrix, without a Python object per number."""
+    return vectors.flatten().to_numpy(zero_copy_only=False).reshape(rows, -1).astype(np.float32, copy=False)
 
 
 def exact_search(con: duckdb.DuckDBPyConnection, vector: np.ndarray, k: int) -> list[Hit]:
