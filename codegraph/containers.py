@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .expressions import (
     _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
-    _first_type_argument, _function_scopes, _literal_elements, _tuple_element, _unique)
+    _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
 
 
 class Containers:
@@ -45,10 +45,14 @@ class Containers:
             self._busy.discard(function)
         return _unique(out)
 
-    def _elements(self, text: str, module: str, scope: str, depth: int = 0) -> list[tuple[str, str, str]]:
+    def _elements(self, text: str, module: str, scope: str, depth: int = 0, calls: bool = False
+                  ) -> list[tuple[str, str, str]]:
         """(element, module and scope to read it in) of a container: a literal list, tuple, set or dict
-        (its values), or a name whose value is one."""
-        literal = _literal_elements(text)
+        (its values), or a name whose value is one. The elements that name something, and with
+        calls those that call something (`[Arg(), Arg()]`)."""
+        if text.endswith(".values()"):  # for v in HANDLERS.values(); for k, v in HANDLERS.items()
+            text = text[: -len(".values()")]
+        literal = _literal_elements(text, calls)
         if literal is not None:
             return [(e, module, scope) for e in literal]
         if depth > 3 or not _DOTTED.match(text):
@@ -58,7 +62,7 @@ class Containers:
         if how == "bound" and not rest:
             facts_scope, _, name = target.partition("\x00")
             return [e for value in self.scope_facts[facts_scope][name][1] if not value.startswith(_ELEMENT_OF)
-                    for e in self._elements(value, module, facts_scope, depth + 1)]
+                    for e in self._elements(value, module, facts_scope, depth + 1, calls)]
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
             target = self.member(scope.rpartition(".")[0], rest)
         elif how in ("local", "import"):
@@ -71,11 +75,28 @@ class Containers:
         if not said:
             return []
         holder = target.rpartition(".")[0]
-        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1)
+        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1, calls)
 
-    def _element_type(self, text: str, module: str, scope: str) -> str | None:
+    def _item_type(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
+        """The class of `text[k]` and `text.get(k)`: what the container's annotation says its
+        values are (`Dict[str, Option]`), else the class of the first of its literal values that
+        says one."""
+        return self._element_type(text, module, scope, item=True) or self._literal_type(text, module, scope, depth)
+
+    def _literal_type(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
+        """The class of the first of a container's literal elements that says one (`[Arg(), Arg()]`)."""
+        for element, in_module, where in self._elements(text, module, scope, calls=True)[:8]:
+            found = self._type_of_value(element, in_module, where, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _element_type(self, text: str, module: str, scope: str, item: bool = False) -> str | None:
         """The class of the elements of a collection whose annotation says (`-> List[Param]`,
-        `params: Sequence[Param]`): of a call's return annotation, a name's or an attribute's."""
+        `params: Sequence[Param]`): of a call's return annotation, a name's or an attribute's.
+        item: of `x[k]` rather than of `for e in x` (a mapping's values, not its keys)."""
+        if text.endswith(".values()"):
+            text, item = text[: -len(".values()")], True
         callee = _callee_of(text)
         annotation, where = None, None
         if callee is not None:
@@ -96,7 +117,7 @@ class Containers:
                                                                    "instance_attribute"):
                     where, annotation = self.evidence.get(target, (None, None))
                     scope = target.rpartition(".")[0]
-        inner = _first_type_argument(annotation) if annotation and where else None
+        inner = (_item_type_argument if item else _first_type_argument)(annotation) if annotation and where else None
         return self._type_of_annotation(inner, where, scope) if inner else None
 
     def _container_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:

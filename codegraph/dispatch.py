@@ -76,17 +76,22 @@ class Dispatch:
             return [(t, "implicit") for t in (target, *self.overrides(target, receiver))]
         return []
 
+    def subclasses(self, klass: str) -> list[str]:
+        """The project's classes deriving from klass, at any depth."""
+        if self._children is None:
+            self._children = defaultdict(list)
+            for sub in self.base_texts:
+                if sub not in self.libraries:
+                    for base, _ in self.resolved_bases(sub):
+                        if base and base != sub:
+                            self._children[base].append(sub)
+        return self._descendants(klass)
+
     def overrides(self, target: str, receiver: str | None = None) -> list[str]:
         """The methods of subclasses of the receiver's class (by default the class defining
         `target`) that replace `target`: a call on such a value may run them."""
-        if self._children is None:
-            self._children = defaultdict(list)
-            for klass in self.base_texts:
-                if klass not in self.libraries:
-                    for base, _ in self.resolved_bases(klass):
-                        if base and base != klass:
-                            self._children[base].append(klass)
         klass, _, name = target.rpartition(".")
+        self.subclasses(klass)  # the class tree, built once
         receiver = receiver or klass
         key = (target, receiver)
         cached = self._overrides.get(key)

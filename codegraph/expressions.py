@@ -68,21 +68,39 @@ _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*
 _COLLECTIONS = frozenset({
     "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set", "FrozenSet", "AbstractSet",
     "MutableSet", "Tuple", "Generator", "Deque", "list", "set", "frozenset", "tuple", "deque"})
+_MAPPINGS = frozenset({"Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "ChainMap", "dict",
+                       "defaultdict"})
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _first_type_argument(annotation: str) -> str | None:
-    """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
+def _type_arguments(annotation: str) -> tuple[str, tuple[str, ...]]:
+    """`t.Dict[str, "Option"]` -> ('Dict', ('str', '"Option"')); ('', ()) when not subscripted."""
     annotation = annotation.strip().strip("'\"")
     name, bracket, rest = annotation.partition("[")
-    if not bracket or not rest.endswith("]") or name.rpartition(".")[2] not in _COLLECTIONS:
-        return None
-    depth = 0
+    if not bracket or not rest.endswith("]"):
+        return "", ()
+    out, depth, start = [], 0, 0
     for i, char in enumerate(rest[:-1]):
         depth += {"[": 1, "]": -1}.get(char, 0)
         if char == "," and depth == 0:
-            return rest[:i].strip()
-    return rest[:-1].strip()
+            out.append(rest[start:i].strip())
+            start = i + 1
+    out.append(rest[start:-1].strip())
+    return name.rpartition(".")[2], tuple(out)
+
+
+def _first_type_argument(annotation: str) -> str | None:
+    """`t.List["Param"]` -> `"Param"`: the element type of a collection annotation."""
+    name, arguments = _type_arguments(annotation)
+    return arguments[0] if name in _COLLECTIONS else None
+
+
+def _item_type_argument(annotation: str) -> str | None:
+    """The type of `x[k]` and `x.get(k)` when x is annotated: a mapping's values, a list's elements."""
+    name, arguments = _type_arguments(annotation)
+    if name in _MAPPINGS and len(arguments) == 2:
+        return arguments[1]
+    return arguments[0] if name in _COLLECTIONS and name not in ("Tuple", "tuple") else None
 
 
 _UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a, b = f(x)`
@@ -102,9 +120,28 @@ def _tuple_element(text: str, index: int) -> str | None:
     return ast.unparse(node.elts[index])
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _call_arguments(text: str) -> tuple[str, ...]:
+    """`cast(T, make())` -> ('T', 'make()'): a call's positional arguments as written, up to the
+    first starred one; () when the text is not a call."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    if not isinstance(node, ast.Call):
+        return ()
+    out = []
+    for argument in node.args:
+        if isinstance(argument, ast.Starred):
+            break
+        out.append(ast.unparse(argument))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _literal_elements(text: str) -> list[str] | None:
-    """The element expressions of a literal list, tuple, set or dict (a dict's values), or None."""
+def _literal_elements(text: str, calls: bool = False) -> list[str] | None:
+    """The element expressions of a literal list, tuple, set or dict (a dict's values) that name
+    something (and, with calls, that call something), or None."""
     if not text or text[0] not in "([{":
         return None
     try:
@@ -117,7 +154,8 @@ def _literal_elements(text: str) -> list[str] | None:
         items = node.elts
     else:
         return None
-    return [ast.unparse(e) for e in items if isinstance(e, (ast.Name, ast.Attribute))]
+    kinds = (ast.Name, ast.Attribute, ast.Call) if calls else (ast.Name, ast.Attribute)
+    return [ast.unparse(e) for e in items if isinstance(e, kinds)]
 
 
 def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -131,6 +169,15 @@ def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 _OPTIONAL = re.compile(r"(?:typing\.|t\.)?Optional\[(.+)\]\Z")
 _NONE_UNION = re.compile(r"\s*\|\s*None\b|\bNone\s*\|\s*")
+
+
+def _bare_annotation(text: str) -> str:
+    """`Optional["C"]`, `C | None`, `'C'` -> `C`: the annotation without its quotes and None."""
+    text = text.strip().strip("'\"")
+    optional = _OPTIONAL.match(text)
+    if optional:
+        text = optional.group(1)
+    return _NONE_UNION.sub("", text).strip().strip("'\"")
 _NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
 
 
@@ -151,12 +198,20 @@ def _callee_of(text: str) -> str | None:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _split_receiver(text: str) -> tuple[str | None, str]:
-    """`C(x).f` -> ("C(x)", "f"); `a(b).c.d` -> ("a(b)", "c.d")."""
+    """`C(x).f` -> ("C(x)", "f"); `a(b).c.d` -> ("a(b)", "c.d"); `t[k].f` -> ("t[k]", "f")."""
     tail = _NAME_TAIL.search(text)
     if tail is None:
         return None, ""
     receiver = text[: tail.start()]
-    return (receiver, tail.group(1)) if receiver.endswith(")") else (None, "")
+    return (receiver, tail.group(1)) if receiver.endswith((")", "]")) else (None, "")
+
+
+_OWN_CLASS = ("type(self)", "self.__class__")
+
+
+def _own_class_call(text: str) -> bool:
+    """`type(self)(...)`, `self.__class__(...)`: a call of the receiver's own class."""
+    return any(text.startswith(f"{own}(") and _callee_of("f" + text[len(own):]) == "f" for own in _OWN_CLASS)
 
 
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")

@@ -470,6 +470,8 @@ class _Extractor:
         gives `f(x)[0]`, `f(x)[1]`; a loop variable: what it iterates over; `with X as y`: X)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
         values: list[str | None] = [self.flat(value_node) if len(targets) == 1 else None] * len(targets)
+        if kind == "loop" and len(targets) > 1 and len(targets) == len(left.named_children):
+            values = self._paired(value_node, len(targets)) or values
         annotation = None
         if statement is not None:
             right = statement.child_by_field_name("right")
@@ -492,6 +494,25 @@ class _Extractor:
             self.rows["bindings"].append(BindingRow(
                 file_id=self.file_id, scope_qualname=scope.qualname, name=self.text(target), kind=kind,
                 line=target.start_point[0] + 1, value=value, annotation=annotation))
+
+    def _paired(self, iterated: Node | None, count: int) -> list[str | None] | None:
+        """What each name of `for a, b in X` iterates over, where X says: `enumerate(xs)` (b: xs),
+        `zip(xs, ys)` (a: xs, b: ys), `d.items()` (b: `d.values()`)."""
+        if iterated is None or iterated.type != "call":
+            return None
+        function = iterated.child_by_field_name("function")
+        arguments = iterated.child_by_field_name("arguments")
+        given = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
+        if function is None or any(c.type in ("list_splat", "dictionary_splat", "keyword_argument") for c in given):
+            return None
+        name = self.text(function)
+        if name == "enumerate" and count == 2 and given:
+            return [None, self.flat(given[0])]
+        if name == "zip" and len(given) == count:
+            return [self.flat(c) for c in given]
+        if function.type == "attribute" and name.endswith(".items") and count == 2 and not given:
+            return [None, f"{self.flat(function.child_by_field_name('object'))}.values()"]
+        return None
 
     def collect_bindings(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         for capture, kind in _BINDING_CAPTURES.items():

@@ -235,7 +235,7 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
         modules = table.column("qualname" if name == "modules" else "module").to_pylist()
         nothing = [None] * len(qualnames)
-        evidence = [next((v for v in said if v is not None), None) for said in
+        evidence = [next((v for v in _with_literal(said) if v is not None), None) for said in
                     zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else nothing
         decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
         out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators))
@@ -243,14 +243,26 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
 
 
 # What a function or variable says it holds or returns (Resolver.type_of): the first of these
-# columns that is set. The tables that have them also have decorators.
+# columns that is set, except that a list or dict literal given as the value comes before an
+# annotation (`SHELLS: Dict[str, Type[Shell]] = {"bash": Bash}`: what it holds, Resolver._elements).
+# The tables that have them also have decorators.
 EVIDENCE: dict[str, tuple[str, ...]] = {"members": ("signature", "annotation", "value"),
                                         "globals": ("signature", "annotation", "value"),
                                         "nested_functions": ("signature",)}
+_LITERAL_SQL = "CASE WHEN length(value) > 2 AND left(value, 1) IN ('[', '{') THEN value END"
+
+
+def _with_literal(said: tuple) -> tuple:
+    """A row's EVIDENCE columns, with the value first when it is a literal (as _LITERAL_SQL)."""
+    value = said[-1]
+    return (said[0], value, *said[1:]) if len(said) == 3 and value and len(value) > 2 and value[0] in "[{" else said
 
 
 def evidence_sql(table: str) -> str:
-    return f"coalesce({', '.join(EVIDENCE[table])})"
+    columns = EVIDENCE[table]
+    if len(columns) == 3:
+        columns = (columns[0], _LITERAL_SQL, *columns[1:])
+    return f"coalesce({', '.join(columns)})"
 
 
 _DEFINITIONS_SQL = """
@@ -408,9 +420,14 @@ def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str],
             values.append(answer)
             alternative.append(j > 0)
     # `C()` also runs C.__init__: one more row, of kind init, where the repository defines it
-    inits = [(k, init) for k, (target, how) in enumerate(values)
-             if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class"
-             and (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries]
+    inits: list[tuple[int, str]] = []
+    seen: set[tuple[int, str]] = set()  # once per call: `type(self)()` may make subclasses sharing one __init__
+    for k, (target, how) in enumerate(values):
+        if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class" and \
+                (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries \
+                and (rows[k], init) not in seen:
+            seen.add((rows[k], init))
+            inits.append((k, init))
     table = calls.take(rows) if len(rows) != calls.num_rows else calls
     if inits:
         extra = calls.take([rows[k] for k, _ in inits])

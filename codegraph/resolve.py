@@ -21,10 +21,12 @@ from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
-    _OPTIONAL, _NONE_UNION, _callee_of, _split_receiver)
+    _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments,
+    _own_class_call, _split_receiver)
 
 
 _MEMO_LIMIT = 1 << 16
+_MAX_HOPS = 3
 _NOTHING: dict = {}
 
 
@@ -70,7 +72,7 @@ class Resolver(Dispatch, Containers):
         self._below: dict[str, list[str]] = {}
         self._bound: dict[tuple[str, str], list[tuple[str, str]]] = {}  # _through_bindings, without flows
         self._lookups: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
-        self._in_flow = False
+        self._hops = 0  # arguments followed back through callers' parameters (_flow_targets)
         self._flowing = False
         # scopes -> (bindings rows, parameters rows) of those functions; None: all are learned
         self.scope_loader: Callable[[list[str]], tuple[Iterable, Iterable]] | None = None
@@ -242,8 +244,8 @@ class Resolver(Dispatch, Containers):
         when a call through the parameter needs it (`def run(cb): cb()` called as `run(handler)`)."""
         self._all.clear()
         for target, how, kind, arguments, module, caller in sites:
-            if not arguments or target is None or target in self.libraries:
-                continue
+            if not arguments or target is None or target in self.libraries or how == "partial":
+                continue  # partial(f, x)(y): where y lands in f depends on what partial binds
             target_kind = self.defs.get(target)
             if kind == "init" or target_kind == "class":
                 if target_kind == "class":
@@ -367,7 +369,16 @@ class Resolver(Dispatch, Containers):
             _remember(self._calls, key, found)
         return found
 
+    def _own_class(self, text: str, scope: str) -> str | None:
+        """`type(self)`, `self.__class__` in a method: its class (or a subclass's, when called on one)."""
+        if text in _OWN_CLASS and self.defs.get(scope) in ("method", "property"):
+            return scope.rpartition(".")[0]
+        return None
+
     def _resolve_call(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
+        own = self._own_class(text, caller)
+        if own is not None:
+            return own, "self"
         head, _, rest = text.partition(".")
         if rest and head in ("self", "cls") and "." not in rest:
             kind = self.defs.get(caller)
@@ -375,7 +386,7 @@ class Resolver(Dispatch, Containers):
                 found = self.member(caller.rpartition(".")[0], rest)
                 if found is not None and (self.defs.get(found) == "class_attribute" or (
                         self.defs.get(found) == "instance_attribute"
-                        and _TYPE_OF_CLASS.match(self.evidence.get(found, ("", ""))[1] or ""))):
+                        and _TYPE_OF_CLASS.match(_bare_annotation(self.evidence.get(found, ("", ""))[1] or "")))):
                     aliased = self._alias_of(found)  # signer = Signer in the class body; self.signer()
                     if aliased is not None:
                         return aliased, "alias"
@@ -388,6 +399,9 @@ class Resolver(Dispatch, Containers):
             return None, None
         if not _DOTTED.match(text):
             found = self.resolve_on_result(text, module, caller)
+            if found[0] is None:  # partial(f, x)()
+                partial = self._partial_of(text, module, caller)
+                found = (partial, "partial") if partial is not None else found
             if found[0] is None:  # make()(): what make returns
                 returned = self._returned_callables(text, module, caller)
                 found = (returned[0], "return") if returned else found
@@ -434,8 +448,8 @@ class Resolver(Dispatch, Containers):
     def _alias_of(self, qualname: str) -> str | None:
         """The function or class a module-level or class-level name was assigned (`h = helper`)."""
         module, said = self.evidence.get(qualname, (None, None))
-        named_class = _TYPE_OF_CLASS.match(said or "")  # signer: type[Signer] = Signer
-        said = named_class.group(1).strip() if named_class else said
+        named_class = _TYPE_OF_CLASS.match(_bare_annotation(said or ""))  # signer: type[Signer] = Signer
+        said = _bare_annotation(named_class.group(1)) if named_class else said
         if not said or qualname in self._busy:
             return None
         if not _DOTTED.match(said):  # get_stderr = _make_cached(...): the function it returns
@@ -507,22 +521,30 @@ class Resolver(Dispatch, Containers):
     def _type_of_annotation(self, text: str | None, module: str, scope: str) -> str | None:
         if not text:
             return None
-        text = text.strip().strip("'\"")
-        optional = _OPTIONAL.match(text)
-        if optional:
-            text = optional.group(1)
-        text = _NONE_UNION.sub("", text).strip().strip("'\"")
+        text = _bare_annotation(text)
         if not _DOTTED.match(text):
             return None
         target, _ = self.resolve_expression(text, module, module if scope not in self.defs else scope)
         return target if target and self.defs.get(target) == "class" else None
 
     def _type_of_value(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
-        """`C(...)` is a C; `make(...)` is what make returns; `other` is what other holds."""
+        """`C(...)` is a C; `make(...)` is what make returns; `other` is what other holds;
+        `cast(C, x)` and `type(self)(...)` say it; `table[k]` and `table.get(k)` hold what the
+        table's annotation or literal says its values are."""
         callee = _callee_of(text)
         lookup_scope = scope if scope in self.defs else module
+        if _own_class_call(text):
+            return self._own_class(text[: text.index(")") + 1] if text[0] == "t" else "self.__class__", lookup_scope)
+        item = _SUBSCRIPTED.match(text) or _GOT.match(text)
+        if item is not None and depth < 4:
+            found = self._item_type(item.group(1), module, lookup_scope, depth)
+            if found is not None:
+                return found
         if callee is not None:
             target, _ = self.resolve_call(callee, module, lookup_scope) if depth < 4 else (None, None)
+            if target == "typing.cast":
+                said = _call_arguments(text)
+                return self._type_of_annotation(said[0], module, lookup_scope) if said else None
             if target is None or target not in self.defs:
                 return None
             if self.defs[target] == "class":
@@ -592,7 +614,7 @@ class Resolver(Dispatch, Containers):
                 return _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
             finally:
                 self._flowing = flowing
-        if kind == "parameter" and self._flowing and not self._in_flow:
+        if kind == "parameter" and self._flowing and self._hops < _MAX_HOPS:
             return self._flow_targets(scope, name, position, rest)
         return []
 
@@ -610,7 +632,7 @@ class Resolver(Dispatch, Containers):
         if value.startswith(_ELEMENT_OF):
             held = self._elements(value[1:], module, scope)
             if not held and rest:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
-                holder = self._element_type(value[1:], module, scope)
+                holder = self._element_type(value[1:], module, scope) or self._literal_type(value[1:], module, scope)
                 found = self._member_chain(holder, rest.split(".")) if holder else None
                 return [(found, "type")] if found else []
             return _unique(t for element, in_module, where in held
@@ -621,6 +643,9 @@ class Resolver(Dispatch, Containers):
                 if target and self.defs.get(target) in _CALLABLE_OR_CLASS:
                     return [(target, "alias")]
                 return []
+            partial = self._partial_of(value, module, scope)
+            if partial is not None:
+                return [(partial, "partial")]
             return [(t, "return") for t in self._returned_callables(value, module, scope)] or \
                 self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
         holder = self._type_of_value(value, module, scope)
@@ -628,19 +653,19 @@ class Resolver(Dispatch, Containers):
         return [(found, "type")] if found else []
 
     def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
-        """A call through a parameter: what the arguments bound to it name, one hop deep (an
-        argument that is itself a parameter of its caller is not followed)."""
+        """A call through a parameter: what the arguments bound to it name, followed back through
+        the callers' own parameters up to _MAX_HOPS calls (`def outer(f): inner(f)`)."""
         slots = self.flows.get(scope)
         if not slots:
             return []
         # in a stable order, whoever learned them first (a full build or an update)
         arguments = sorted({*slots.get(position, ()), *slots.get(name, ())}) if position is not None else []
-        self._in_flow = True
+        self._hops += 1
         try:
             out = [(target, "flow") for text, module, caller in arguments[:_MAX_FLOWS]
                    for target, _ in self._value_targets(text, rest, module, caller)]
         finally:
-            self._in_flow = False
+            self._hops -= 1
         return _unique(out)
 
     def resolve_call_all(self, text: str, module: str, caller: str, arguments: Iterable[str] = (),
@@ -671,21 +696,17 @@ class Resolver(Dispatch, Containers):
         for position, argument in enumerate(arguments if called else ()):
             keyword, equals, value = argument.partition("=")
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
-                found += [(t, "flow") for t, _ in self._value_targets(value if equals else argument, "", module, caller)]
+                given = value.strip() if equals else argument
+                targets = self._given_targets(given, module, caller)
+                found += [(t, "flow") for t, _ in (self._value_targets(given, "", module, caller)
+                                                   if targets is None else targets)]
         if protocol and arguments:
             found += self._protocol_targets(next(iter(arguments)), protocol, module, caller)
         head, _, rest = text.partition(".")
         if _DOTTED.match(text):
-            if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None):
-                target, how = self.lookup(head, module, caller)
-                if how == "bound":
-                    scope, _, name = target.partition("\x00")
-                    # flows reach a parameter itself only; other names answer as resolve_call does (cached)
-                    self._flowing = self.scope_facts[scope][name][0] == "parameter"
-                    try:
-                        found += self._through_bindings(target, rest, module)
-                    finally:
-                        self._flowing = False
+            if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None
+                                                          and self.defs.get(caller) in _SELF_KINDS):
+                found += self._given_targets(text, module, caller) or []
         elif text.endswith(")") and _callee_of(text) is not None:
             found += [(t, "return") for t in self._returned_callables(text, module, caller)]
         else:
@@ -694,9 +715,26 @@ class Resolver(Dispatch, Containers):
             if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS:
                 receiver = caller.rpartition(".")[0] if how == "self" else None
                 found += [(t, "override") for t in self.overrides(target, receiver)]
+            elif how == "self" and self.defs.get(target) == "class":  # cls(), type(self)(): a subclass's too
+                found += [(t, "override") for t in self.subclasses(target)]
         found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
+
+    def _given_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]] | None:
+        """What a dotted name bound in the caller may run, the arguments given to a parameter
+        included; None when the text is not such a name."""
+        head, _, rest = text.partition(".")
+        target, how = self.lookup(head, module, caller) if _DOTTED.match(text) else (None, None)
+        if how != "bound":
+            return None
+        scope, _, name = target.partition("\x00")
+        # flows reach a parameter itself only; other names answer as resolve_call does (cached)
+        self._flowing = self.scope_facts[scope][name][0] == "parameter"
+        try:
+            return self._through_bindings(target, rest, module)
+        finally:
+            self._flowing = False
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""
@@ -717,34 +755,53 @@ class Resolver(Dispatch, Containers):
         target, _ = self.resolve_call(callee, module, scope)
         return [t for t, what in self._returned(target) if what == "callable"] if target else []
 
+    def _partial_of(self, call_text: str, module: str, scope: str) -> str | None:
+        """`functools.partial(f, x)`: f, which runs when the partial object is called."""
+        callee = _callee_of(call_text)
+        if callee is None or self.resolve_call(callee, module, scope)[0] != "functools.partial":
+            return None
+        said = _call_arguments(call_text)
+        if not said or not _DOTTED.match(said[0]):
+            return None
+        target, _ = self.resolve_expression(said[0], module, scope)
+        return target if target is not None and self.defs.get(target) in _CALLABLE_OR_CLASS else None
+
     def _returned(self, function: str) -> list[tuple[str, str]]:
         """(definition, 'callable' | 'instance') for the return statements of a function that
         name a function or class, or build an instance of a class (`return C(...)`, `return self`).
         Names bound inside the function are followed through their assigned values (not through
         what callers pass to its parameters)."""
         texts = self.returns.get(function)
-        if not texts or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+        if function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
             return []
-        self._need_scopes(_function_scopes(function))
-        module = self.evidence.get(function, (None,))[0]
+        module, said = self.evidence.get(function, (None, ""))
         if module is None:
             return []
         self._busy.add(function)
         try:
-            out = []
+            named = _TYPE_OF_CLASS.match(_bare_annotation(said.rpartition("->")[2])) if "->" in said else None
+            klass = self._type_of_annotation(named.group(1), module, function) if named else None
+            out = [(klass, "callable")] if klass else []  # -> Type[Shell]: calling what it returns makes one
+            if not texts:
+                return out
+            self._need_scopes(_function_scopes(function))
             for text in texts:
                 callee = _callee_of(text)
                 head = (callee or text).partition(".")[0]
                 if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
-                        (callee == "cls" and self.defs.get(function) == "classmethod"):
+                        (callee == "cls" and self.defs.get(function) == "classmethod") or \
+                        (_own_class_call(text) and self._own_class("type(self)", function)):
                     out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
-                if not _DOTTED.match(callee or text):
+                if not _DOTTED.match(callee or text):  # return HANDLERS[k]
+                    out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
                 if callee is not None:
                     target, _ = self.resolve_call(callee, module, function)
                     if target is not None and self.defs.get(target) == "class":
                         out.append((target, "instance"))
+                    elif target is None:  # return SHELLS.get(name)
+                        out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
                 bound, how = self.lookup(head, module, function)
                 if how == "bound":  # fn = a / fn = b; return fn: each value
