@@ -209,9 +209,11 @@ def _split_receiver(text: str) -> tuple[str | None, str]:
 _OWN_CLASS = ("type(self)", "self.__class__")
 
 
-def _own_class_call(text: str) -> bool:
-    """`type(self)(...)`, `self.__class__(...)`: a call of the receiver's own class."""
-    return any(text.startswith(f"{own}(") and _callee_of("f" + text[len(own):]) == "f" for own in _OWN_CLASS)
+def _own_class_call(text: str) -> str | None:
+    """`type(self)(...)` -> `type(self)`, `self.__class__(...)` -> `self.__class__`: a call of
+    the receiver's own class, or None."""
+    return next((own for own in _OWN_CLASS
+                 if text.startswith(f"{own}(") and _callee_of("f" + text[len(own):]) == "f"), None)
 
 
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")

@@ -246,22 +246,25 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
 # columns that is set, except that a list or dict literal given as the value comes before an
 # annotation (`SHELLS: Dict[str, Type[Shell]] = {"bash": Bash}`: what it holds, Resolver._elements).
 # The tables that have them also have decorators.
-EVIDENCE: dict[str, tuple[str, ...]] = {"members": ("signature", "annotation", "value"),
-                                        "globals": ("signature", "annotation", "value"),
+_SIGNATURE_ANNOTATION_VALUE = ("signature", "annotation", "value")
+EVIDENCE: dict[str, tuple[str, ...]] = {"members": _SIGNATURE_ANNOTATION_VALUE, "globals": _SIGNATURE_ANNOTATION_VALUE,
                                         "nested_functions": ("signature",)}
 _LITERAL_SQL = "CASE WHEN length(value) > 2 AND left(value, 1) IN ('[', '{') THEN value END"
 
 
 def _with_literal(said: tuple) -> tuple:
-    """A row's EVIDENCE columns, with the value first when it is a literal (as _LITERAL_SQL)."""
-    value = said[-1]
-    return (said[0], value, *said[1:]) if len(said) == 3 and value and len(value) > 2 and value[0] in "[{" else said
+    """A row's EVIDENCE columns, with the value moved first when it is a literal (as _LITERAL_SQL)."""
+    if len(said) != len(_SIGNATURE_ANNOTATION_VALUE):
+        return said
+    signature, annotation, value = said
+    literal = value is not None and len(value) > 2 and value[0] in "[{"
+    return (signature, value, annotation) if literal else said
 
 
 def evidence_sql(table: str) -> str:
     columns = EVIDENCE[table]
-    if len(columns) == 3:
-        columns = (columns[0], _LITERAL_SQL, *columns[1:])
+    if columns == _SIGNATURE_ANNOTATION_VALUE:
+        columns = ("signature", _LITERAL_SQL, "annotation", "value")
     return f"coalesce({', '.join(columns)})"
 
 

@@ -533,8 +533,9 @@ class Resolver(Dispatch, Containers):
         table's annotation or literal says its values are."""
         callee = _callee_of(text)
         lookup_scope = scope if scope in self.defs else module
-        if _own_class_call(text):
-            return self._own_class(text[: text.index(")") + 1] if text[0] == "t" else "self.__class__", lookup_scope)
+        own = _own_class_call(text)
+        if own is not None:
+            return self._own_class(own, lookup_scope)
         item = _SUBSCRIPTED.match(text) or _GOT.match(text)
         if item is not None and depth < 4:
             found = self._item_type(item.group(1), module, lookup_scope, depth)
@@ -790,7 +791,7 @@ class Resolver(Dispatch, Containers):
                 head = (callee or text).partition(".")[0]
                 if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
                         (callee == "cls" and self.defs.get(function) == "classmethod") or \
-                        (_own_class_call(text) and self._own_class("type(self)", function)):
+                        ((own := _own_class_call(text)) is not None and self._own_class(own, function)):
                     out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
                 if not _DOTTED.match(callee or text):  # return HANDLERS[k]

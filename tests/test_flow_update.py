@@ -137,6 +137,29 @@ FILES = {
             def cell(self, key):
                 return self[key]
         """,
+    "app/shells.py": """\
+        import typing as t
+
+        class Shell:
+            def source(self):
+                return 0
+
+        class Bash(Shell):
+            def source(self):
+                return 1
+
+        SHELLS: t.Dict[str, t.Type[Shell]] = {"bash": Bash}
+
+        def pick(name):
+            return SHELLS.get(name)
+        """,
+    "app/terminal.py": """\
+        from .shells import pick
+
+        def complete(name):
+            cls = pick(name)
+            return cls()
+        """,
     "app/fine.py": """\
         from .grid import Grid
 
@@ -180,6 +203,7 @@ EDITS = [
     ("app/pair.py", lambda s: s.replace("import shout", "import whisper").replace("fn = shout", "fn = whisper")),
     ("app/pair.py", lambda s: s.replace("return text, fn", "return fn, text")),  # align's fn is text now
     ("app/fine.py", lambda s: s.replace("pass", "def __getitem__(self, key):\n        return 0")),  # self[key] may run it
+    ("app/shells.py", lambda s: s.replace('{"bash": Bash}', '{"bash": Bash, "sh": Shell}')),  # an annotated literal
 ]
 
 
@@ -227,6 +251,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert {("app.count.count", "app.bag.Bag.__len__", "implicit")} <= edges  # len(bag) and bool(bag)
     assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
     assert ("app.grid.Grid.cell", "app.grid.Grid.__getitem__", "implicit") in edges  # self[key]
+    assert ("app.terminal.complete", "app.shells.Bash", "return") in edges  # the classes SHELLS.get(name) gives
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
