@@ -138,6 +138,19 @@ def _call_arguments(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _call_keywords(text: str) -> dict[str, str]:
+    """`Format(row=plain_row, line=None)` -> {'row': 'plain_row', 'line': 'None'}: a call's keyword
+    arguments as written; {} when the text is not a call."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    if not isinstance(node, ast.Call):
+        return {}
+    return {k.arg: ast.unparse(k.value) for k in node.keywords if k.arg is not None}
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal_elements(text: str, calls: bool = False) -> list[str] | None:
     """The element expressions of a literal list, tuple, set or dict (a dict's values) that name

@@ -21,7 +21,7 @@ from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
-    _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments,
+    _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
     _own_class_call, _split_receiver)
 
 
@@ -232,7 +232,10 @@ class Resolver(Dispatch, Containers):
                                                  annotation, None)
             elif kind in ("global", "nonlocal"):
                 self.scope_facts[scope][name] = (kind, (), None, None)
-            elif known[0] not in ("global", "nonlocal", "parameter"):
+            elif known[0] == "parameter":  # `if cb is None: cb = default`: the default as well as the arguments
+                if value and value not in known[1]:
+                    self.scope_facts[scope][name] = ("parameter", known[1] + (value,), known[2], known[3])
+            elif known[0] not in ("global", "nonlocal"):
                 values = known[1] + ((value,) if value and value not in known[1] else ())
                 self.scope_facts[scope][name] = ("assignment" if values else known[0], values,
                                                  known[2] or annotation, None)
@@ -609,15 +612,16 @@ class Resolver(Dispatch, Containers):
                 return [(holder, "self")]  # cls(): the class (a subclass's, when called on one)
             found = self._member_chain(holder, rest.split(".")) if rest else None
             return [(found, "type")] if found else []
-        if kind == "assignment":
+        found: list[tuple[str, str]] = []
+        if values:  # what the function assigns it (a parameter's default set in the body too)
             flowing, self._flowing = self._flowing, False  # flows reach calls on a parameter itself only
             try:
-                return _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
+                found = _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
             finally:
                 self._flowing = flowing
         if kind == "parameter" and self._flowing and self._hops < _MAX_HOPS:
-            return self._flow_targets(scope, name, position, rest)
-        return []
+            found = _unique([*found, *self._flow_targets(scope, name, position, rest)])
+        return found
 
     def _value_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
         """What a call through a name holding `value` runs: the function or class it names
@@ -640,6 +644,11 @@ class Resolver(Dispatch, Containers):
                            for t in self._value_targets(element, rest, in_module, where))
         if not rest:
             if _DOTTED.match(value):
+                head, _, tail = value.partition(".")
+                bound, how = self.lookup(head, module, scope)
+                if how == "bound":  # each value the name may hold: `fmt.row` of every fmt given
+                    return [(t, "partial" if held == "partial" else "alias") for t, held in
+                            self._through_bindings(bound, tail, module) if self.defs.get(t) in _CALLABLE_OR_CLASS]
                 target, _ = self.resolve_expression(value, module, scope)
                 if target and self.defs.get(target) in _CALLABLE_OR_CLASS:
                     return [(target, "alias")]
@@ -651,7 +660,23 @@ class Resolver(Dispatch, Containers):
                 self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
-        return [(found, "type")] if found else []
+        return [(found, "type")] if found else self._field_targets(value, rest, module, scope)
+
+    def _field_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
+        """`rest` of a value whose class the code does not say, read from the value itself: a
+        name's assigned values, a container's elements, a keyword of the call that made it
+        (`Format(row=plain_row).row`, namedtuples and the like)."""
+        if _DOTTED.match(value):
+            head, _, tail = value.partition(".")
+            bound, how = self.lookup(head, module, scope)
+            return self._through_bindings(bound, f"{tail}.{rest}" if tail else rest, module) if how == "bound" else []
+        item = _SUBSCRIPTED.match(value) or _GOT.match(value)
+        if item is not None:
+            return _unique(t for element, in_module, where in self._elements(item.group(1), module, scope, calls=True)
+                           for t in self._value_targets(element, rest, in_module, where))
+        field, _, tail = rest.partition(".")
+        given = _call_keywords(value).get(field) if _callee_of(value) is not None else None
+        return self._value_targets(given, tail, module, scope) if given else []
 
     def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
         """A call through a parameter: what the arguments bound to it name, followed back through
