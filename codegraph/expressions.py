@@ -121,34 +121,31 @@ def _tuple_element(text: str, index: int) -> str | None:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _call_arguments(text: str) -> tuple[str, ...]:
-    """`cast(T, make())` -> ('T', 'make()'): a call's positional arguments as written, up to the
-    first starred one; () when the text is not a call."""
+def _call_parts(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """A call's positional arguments as written, up to the first starred one, and its keyword
+    arguments; both empty when the text is not a call."""
     try:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+        return (), ()
     if not isinstance(node, ast.Call):
-        return ()
-    out = []
+        return (), ()
+    positional = []
     for argument in node.args:
         if isinstance(argument, ast.Starred):
             break
-        out.append(ast.unparse(argument))
-    return tuple(out)
+        positional.append(ast.unparse(argument))
+    return tuple(positional), tuple((k.arg, ast.unparse(k.value)) for k in node.keywords if k.arg is not None)
 
 
-@functools.lru_cache(maxsize=1 << 14)
+def _call_arguments(text: str) -> tuple[str, ...]:
+    """`cast(T, make())` -> ('T', 'make()')."""
+    return _call_parts(text)[0]
+
+
 def _call_keywords(text: str) -> dict[str, str]:
-    """`Format(row=plain_row, line=None)` -> {'row': 'plain_row', 'line': 'None'}: a call's keyword
-    arguments as written; {} when the text is not a call."""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    if not isinstance(node, ast.Call):
-        return {}
-    return {k.arg: ast.unparse(k.value) for k in node.keywords if k.arg is not None}
+    """`Format(row=plain_row, line=None)` -> {'row': 'plain_row', 'line': 'None'}."""
+    return dict(_call_parts(text)[1])
 
 
 @functools.lru_cache(maxsize=1 << 16)
