@@ -813,7 +813,6 @@ class Resolver(Dispatch, Containers):
             self._need_scopes(_function_scopes(function))
             for text in texts:
                 callee = _callee_of(text)
-                head = (callee or text).partition(".")[0]
                 if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
                         (callee == "cls" and self.defs.get(function) == "classmethod") or \
                         ((own := _own_class_call(text)) is not None and self._own_class(own, function)):
@@ -829,13 +828,8 @@ class Resolver(Dispatch, Containers):
                     elif target is None:  # return SHELLS.get(name)
                         out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
-                bound, how = self.lookup(head, module, function)
-                if how == "bound":  # fn = a / fn = b; return fn: each value
-                    _, _, rest = text.partition(".")
-                    targets = [t for t, _how in self._through_bindings(bound, rest, module)]
-                else:
-                    targets = [self.resolve_expression(text, module, function)[0]]
-                out += [(t, "callable") for t in targets if self.defs.get(t) in _CALLABLE_OR_CLASS]
+                # fn = a / fn = b; return fn: each value (_value_targets reads every value of a bound name)
+                out += [(t, "callable") for t, _ in self._value_targets(text, "", module, function)]
             return _unique(out)
         finally:
             self._busy.discard(function)
