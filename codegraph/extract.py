@@ -62,11 +62,25 @@ _QUERY_TEXT = """
 
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
 _VALUE_LIMIT = 240
+_LITERAL_LIMIT = 1 << 16
+_CONTAINER_LITERALS = {"dictionary", "list", "tuple", "set"}
+_NAMING_ELEMENTS = {"identifier", "attribute", "call"}
 
 
 def _shorten(value: str | None) -> str | None:
     """An expression as stored: at most _VALUE_LIMIT characters."""
     return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
+
+
+def _names_something(literal: Node) -> bool:
+    """Does one of the literal's elements (a dict's values) name or call something, as a registry
+    of functions or classes does? Only those elements are what the resolver reads of a literal."""
+    for child in literal.named_children:
+        if child.type == "pair":
+            child = child.child_by_field_name("value")
+        if child is not None and child.type in _NAMING_ELEMENTS:
+            return True
+    return False
 
 (ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, RefRow,
  InheritanceRow) = (BY_NAME[t].row for t in EXTRACTED)
@@ -150,6 +164,17 @@ class _Extractor:
     def flat(self, node: Node | None) -> str | None:
         value = self.text(node)
         return None if value is None else " ".join(value.split())
+
+    def value(self, node: Node | None) -> str | None:
+        """An assigned or returned expression as stored: shortened, except a container literal
+        that names something, which is kept whole (up to _LITERAL_LIMIT): the entries of a
+        registry far down a long dict are what calls through it reach."""
+        text = self.flat(node)
+        if text is None or len(text) <= _VALUE_LIMIT:
+            return text
+        if node.type in _CONTAINER_LITERALS and len(text) <= _LITERAL_LIMIT and _names_something(node):
+            return text
+        return text[:_VALUE_LIMIT] + "..."
 
     def docstring(self, body: Node | None) -> str | None:
         if body is None:
@@ -408,14 +433,13 @@ class _Extractor:
                 continue
             annotation = self.flat(node.child_by_field_name("type"))
             right = node.child_by_field_name("right")
-            value = self.flat(right)
-            value = _shorten(value)
+            value = self.value(right)
             targets = list(self._targets(left))
             values = [value] * len(targets)
             if len(targets) > 1 and right is not None and right.type in ("expression_list", "tuple"):
                 elements = [c for c in right.named_children if c.type != "comment"]
                 if len(elements) == len(targets):
-                    values = [self.flat(e) for e in elements]
+                    values = [self.value(e) for e in elements]
             for target, value in zip(targets, values):
                 name = self.text(target)
                 if scope.kind == "module":
@@ -452,8 +476,7 @@ class _Extractor:
             for name, (owner, node) in attrs.items():
                 if name in owner.member_names:
                     continue
-                value = self.flat(node.child_by_field_name("right"))
-                value = _shorten(value)
+                value = self.value(node.child_by_field_name("right"))
                 qualname = f"{class_qualname}.{name}"
                 self.rows["members"].append(MemberRow(
                     id=self.new_id("member", qualname), file_id=self.file_id, class_id=owner.id,
@@ -469,7 +492,7 @@ class _Extractor:
         the value each one gets where the code says (`a, b = f, g`; `a = b = f`; `a, b = f(x)`
         gives `f(x)[0]`, `f(x)[1]`; a loop variable: what it iterates over; `with X as y`: X)."""
         targets = [left] if left.type == "identifier" else list(self._targets(left))
-        values: list[str | None] = [self.flat(value_node) if len(targets) == 1 else None] * len(targets)
+        values: list[str | None] = [self.value(value_node) if len(targets) == 1 else None] * len(targets)
         if kind == "loop" and len(targets) > 1 and len(targets) == len(left.named_children):
             values = self._paired(value_node, len(targets)) or values
         annotation = None
@@ -479,18 +502,17 @@ class _Extractor:
                 right = right.child_by_field_name("right")
             annotation = self.flat(statement.child_by_field_name("type"))
             if left.type == "identifier":
-                values = [self.flat(right)]
+                values = [self.value(right)]
             elif right is not None and right.type in ("expression_list", "tuple") and \
                     left.type in ("pattern_list", "tuple_pattern"):
                 elements = [c for c in right.named_children if c.type != "comment"]
                 if len(elements) == len(targets) == len(left.named_children):
-                    values = [self.flat(e) for e in elements]
+                    values = [self.value(e) for e in elements]
             elif right is not None and right.type == "call" and left.type in ("pattern_list", "tuple_pattern") and \
                     all(c.type == "identifier" for c in left.named_children) and len(targets) == len(left.named_children):
                 call = self.flat(right)  # `a, b = f(x)`: b is `f(x)[1]`, what f's returned tuples hold there
-                values = [f"{call}[{i}]" if call else None for i in range(len(targets))]
+                values = [_shorten(f"{call}[{i}]") if call else None for i in range(len(targets))]
         for target, value in zip(targets, values):
-            value = _shorten(value)
             self.rows["bindings"].append(BindingRow(
                 file_id=self.file_id, scope_qualname=scope.qualname, name=self.text(target), kind=kind,
                 line=target.start_point[0] + 1, value=value, annotation=annotation))
@@ -507,11 +529,11 @@ class _Extractor:
             return None
         name = self.text(function)
         if name == "enumerate" and count == 2 and given:
-            return [None, self.flat(given[0])]
+            return [None, self.value(given[0])]
         if name == "zip" and len(given) == count:
-            return [self.flat(c) for c in given]
+            return [self.value(c) for c in given]
         if function.type == "attribute" and name.endswith(".items") and count == 2 and not given:
-            return [None, f"{self.flat(function.child_by_field_name('object'))}.values()"]
+            return [None, _shorten(f"{self.flat(function.child_by_field_name('object'))}.values()")]
         return None
 
     def collect_bindings(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
@@ -522,7 +544,7 @@ class _Extractor:
                 if kind == "return":  # what the function gives back, as a binding of the name `return`
                     self.rows["bindings"].append(BindingRow(
                         file_id=self.file_id, scope_qualname=scope.qualname, name="return", kind=kind,
-                        line=node.start_point[0] + 1, value=_shorten(self.flat(node)), annotation=None))
+                        line=node.start_point[0] + 1, value=self.value(node), annotation=None))
                     continue
                 entered = None
                 if kind == "as":

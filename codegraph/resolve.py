@@ -736,7 +736,7 @@ class Resolver(Dispatch, Containers):
         elif text.endswith(")") and _callee_of(text) is not None:
             found += [(t, "return") for t in self._returned_callables(text, module, caller)]
         else:
-            found += self._container_targets(text, module, caller)
+            found += self._container_targets(text, module, caller) or self._on_made(text, module, caller)
         for target, how in list(found):
             if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS:
                 receiver = caller.rpartition(".")[0] if how == "self" else None
@@ -761,6 +761,20 @@ class Resolver(Dispatch, Containers):
             return self._through_bindings(target, rest, module)
         finally:
             self._flowing = False
+
+    def _on_made(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """`make().f` where make is a name bound to several classes or functions (`for make in
+        WRITERS: make().write()`): f of what each of them makes."""
+        receiver, name = _split_receiver(text)
+        callee = _callee_of(receiver) if receiver is not None and receiver.endswith(")") else None
+        out = []
+        for target, _ in (self._given_targets(callee, module, caller) or []) if callee else []:
+            kind = self.defs.get(target)
+            holder = target if kind == "class" else self.type_of(target) if kind in _CALLABLE_KINDS else None
+            found = self._member_chain(holder, name.split(".")) if holder else None
+            if found is not None:
+                out.append((found, "type"))
+        return out
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""

@@ -98,6 +98,9 @@ def _definition(**extra: Column) -> dict[str, Column]:
 
 _LAYER = Column("layer", "VARCHAR", "project (the repository's own code) | stdlib | site (a library the "
                 "repository imports: `path` then starts with <stdlib>/ or <site>/)", True, "extract", "project")
+# How extract.Extractor.value stores an expression.
+_SHORTENED = ("shortened to 240 characters, except a list, tuple, set or dict literal with an element (a dict's "
+              "value) that is a name, an attribute or a call: kept whole up to 64 KiB")
 _SOURCE = (_c("start_line", "INTEGER", "first line, decorators included (1-based)"),
            _c("end_line", "INTEGER", "last line"),
            _c("docstring", "VARCHAR", "the docstring, cleaned like inspect.cleandoc"),
@@ -165,7 +168,7 @@ TABLES: tuple[Table, ...] = (
                  "instance_attribute", True),
               _c("signature", "VARCHAR", "\"(self, s, idx=0)\" for callables"),
               _c("annotation", "VARCHAR", "attributes: the annotation as written"),
-              _c("value", "VARCHAR", "attributes: the assigned expression (first assignment), shortened"),
+              _c("value", "VARCHAR", "attributes: the assigned expression (first assignment), " + _SHORTENED),
               _c("decorators", "VARCHAR[]", "as written, without @"),
               _c("is_async", "BOOLEAN", "an async def"),
               *_SOURCE)),
@@ -178,7 +181,7 @@ TABLES: tuple[Table, ...] = (
         _c("kind", "VARCHAR", "function | variable", True),
         _c("signature", "VARCHAR", "functions: \"(a, b=1) -> int\""),
         _c("annotation", "VARCHAR", "variables: the annotation as written"),
-        _c("value", "VARCHAR", "variables: the assigned expression, shortened"),
+        _c("value", "VARCHAR", "variables: the assigned expression, " + _SHORTENED),
         _c("decorators", "VARCHAR[]", "as written, without @"),
         _c("is_async", "BOOLEAN", "an async def"),
         *_SOURCE)),
@@ -216,8 +219,8 @@ TABLES: tuple[Table, ...] = (
               _c("line", "INTEGER", "where"),
               _c("value", "VARCHAR", "assignments of one name: the assigned expression; `a, b = x, y`: each "
                  "name's element; `a, b = f(...)`: `f(...)[0]`, `f(...)[1]`; a loop over one name: the "
-                 "iterated expression; with: the context manager expression; return: the returned expression "
-                 "(shortened)"),
+                 "iterated expression; with: the context manager expression; return: the returned expression; "
+                 + _SHORTENED),
               _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
     Table("imports", "every import statement, one row per imported name", (
         _c("file_id", "BIGINT", "the file", True),
