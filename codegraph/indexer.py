@@ -33,7 +33,7 @@ from .library import Finder
 from .errors import RepositoryError, SchemaMismatch
 from .extract import FileFacts, UndecodableSource, extract
 from .schema import BY_NAME, DEFINITIONS, EXTRACTED, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS
-from .resolve import Resolver
+from .resolve import ASSIGNED_RESOLUTIONS, Resolver
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path, write_vectors
 from .semantic.texts import sparse_vectors, term_rows
@@ -400,16 +400,33 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
     return resolved, pa.table(columns)
 
 
+def call_sites(resolver: Resolver, texts: Iterable[str], modules: Iterable[str], callers: Iterable[str],
+               kinds: Iterable[str], arguments: Iterable[list], firsts: Iterable[tuple] | None = None) -> list[tuple]:
+    """The calls that pass arguments, as Resolver.learn_flows reads them: one site per function
+    the call runs by resolve_call's answer or by what the code assigns (a name bound to two
+    functions gives both the arguments). The rows a database holds for them: SITE_ROWS_SQL."""
+    sites = []
+    for i, (text, module, caller, kind, given) in enumerate(zip(texts, modules, callers, kinds, arguments)):
+        if not given or kind == "implicit":
+            continue
+        first = firsts[i] if firsts is not None else resolver.resolve_call(text, module, caller)
+        sites.append((*first, kind, given, module, caller))
+        sites += [(target, how, kind, given, module, caller)
+                  for target, how in resolver.assigned_callees(text, module, caller) if target != first[0]]
+    return sites
+
+
+# The rows of stored calls that call_sites gives.
+SITE_ROWS_SQL = f"(NOT alternative OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))"
+
+
 def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple]
                    ) -> pa.Table:
     texts, file_ids, callers, kinds, arguments = _columns(
         calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
     where = [modules[f] for f in file_ids]
     firsts = [resolver.resolve_call(t, m, c) for t, m, c in zip(texts, where, callers)]
-    sites = [(*first, k, a, m, c)
-             for first, m, c, k, a in zip(firsts, where, callers, kinds, arguments) if a and k != "implicit"]
-    resolver.learn_flows([*sites, *flow_sites])
-    del sites
+    resolver.learn_flows([*call_sites(resolver, texts, where, callers, kinds, arguments, firsts), *flow_sites])
     rows: list[int] = []
     values: list[tuple[str | None, str | None]] = []
     alternative: list[bool] = []

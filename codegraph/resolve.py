@@ -26,7 +26,9 @@ from .expressions import (
 
 
 _MEMO_LIMIT = 1 << 16
-_MAX_HOPS = 3
+MAX_HOPS = 3
+# The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
+ASSIGNED_RESOLUTIONS = ("alias", "container")
 _NOTHING: dict = {}
 
 
@@ -619,7 +621,7 @@ class Resolver(Dispatch, Containers):
                 found = _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
             finally:
                 self._flowing = flowing
-        if kind == "parameter" and self._flowing and self._hops < _MAX_HOPS:
+        if kind == "parameter" and self._flowing and self._hops < MAX_HOPS:
             found = _unique([*found, *self._flow_targets(scope, name, position, rest)])
         return found
 
@@ -680,7 +682,7 @@ class Resolver(Dispatch, Containers):
 
     def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
         """A call through a parameter: what the arguments bound to it name, followed back through
-        the callers' own parameters up to _MAX_HOPS calls (`def outer(f): inner(f)`)."""
+        the callers' own parameters up to MAX_HOPS calls (`def outer(f): inner(f)`)."""
         slots = self.flows.get(scope)
         if not slots:
             return []
@@ -746,6 +748,18 @@ class Resolver(Dispatch, Containers):
         found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
+
+    def assigned_callees(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """The functions and classes a call may run by what the code assigns or stores, never by
+        what callers pass (`emit = each if x else basic; emit(rows)`, `HANDLERS[k](rows)`): known
+        before the flows are, so each one's parameters learn the call's arguments (learn_flows)."""
+        if not _DOTTED.match(text):
+            return self._container_targets(text, module, caller) if not text.endswith(")") else []
+        head, _, rest = text.partition(".")
+        bound, how = self.lookup(head, module, caller)
+        if how != "bound":
+            return []
+        return [(t, how) for t, how in self._through_bindings(bound, rest, module) if how in ASSIGNED_RESOLUTIONS]
 
     def _given_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]] | None:
         """What a dotted name bound in the caller may run, the arguments given to a parameter

@@ -20,10 +20,11 @@ from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
 from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_TABLES, _RETURNS_SQL, _SCOPE_TABLES,
-                      EVIDENCE, IndexReport, Progress, _scope_keys, evidence_sql,
+                      EVIDENCE, SITE_ROWS_SQL, IndexReport, Progress, _scope_keys, call_sites, evidence_sql,
                       _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
                       _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
 from .library import Finder
+from .resolve import MAX_HOPS
 from .expressions import PROTOCOL_BUILTINS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
@@ -62,11 +63,11 @@ _ANCESTOR_FILES_SQL = """
             WHERE i.resolved_base IS NOT NULL)
     SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
 """
-# What the changed and affected files' calls pass arguments to (their first answers).
-_FLOW_TARGETS_SQL = """
+# What the changed and affected files' calls pass arguments to (indexer.call_sites).
+_FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
     WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
-      AND len(arguments) > 0 AND NOT alternative AND resolved_callee IS NOT NULL
+      AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
 def _callables_and_classes(column: str, where: str) -> str:
     """A UNION over the tables of functions and classes."""
@@ -90,14 +91,19 @@ _CALLS_ON_STORED_PARAMETERS_SQL = """
     JOIN calls c ON c.callee_text = 'self.' || m.name
     WHERE m.kind = 'instance_attribute' AND list_contains($q, p.owner_qualname)
 """
-# Calls of files not resolved now into definitions of files that are: Resolver.learn_flows.
+# Calls of files not resolved now into definitions of files that are, and into their callers
+# up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters):
+# Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
-    WITH here AS ({_callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")})
-    SELECT c.resolved_callee, c.resolution, c.kind, c.arguments, c.caller_qualname, c.file_id
-    FROM calls c JOIN here h ON h.qualname = c.resolved_callee
-    WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND NOT c.alternative
-      AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL}
-    ORDER BY c.file_id
+    WITH RECURSIVE here(qualname, hops) AS (
+        SELECT qualname, 0 FROM ({_callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")})
+        UNION SELECT c.caller_qualname, h.hops + 1 FROM calls c JOIN here h ON h.qualname = c.resolved_callee
+            WHERE h.hops < {MAX_HOPS - 1} AND len(c.arguments) > 0 AND c.kind <> 'implicit'),
+    sites AS (SELECT DISTINCT c.* FROM calls c JOIN here h ON h.qualname = c.resolved_callee
+        WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
+          AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL})
+    SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
+    ORDER BY file_id, line, col, kind, resolved_callee
 """
 
 
@@ -419,13 +425,12 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                                         for name in _SCOPE_TABLES}))
     calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), fresh["calls"]])
     reached = set(old_flow_targets)
-    for text, fid, caller, kind, arguments in zip(*_columns(
-            calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))):
-        if arguments and kind != "implicit":
-            callee = resolver.resolve_call(text, modules[fid], caller)[0]
-            reached.add(callee)
-            if resolver.defs.get(callee) == "class":
-                reached.add(resolver.member(callee, "__init__"))
+    texts, fids, callers, kinds, arguments = _columns(calls, ("callee_text", "file_id", "caller_qualname", "kind",
+                                                              "arguments"))
+    for callee, *_ in call_sites(resolver, texts, [modules[f] for f in fids], callers, kinds, arguments):
+        reached.add(callee)
+        if resolver.defs.get(callee) == "class":
+            reached.add(resolver.member(callee, "__init__"))
     reached.discard(None)
     flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
                for r in con.execute(sql, {"q": sorted(reached)}).fetchall()}

@@ -166,6 +166,30 @@ FILES = {
         class Fine(Grid):
             pass
         """,
+    "app/emit.py": """\
+        def each(callback, value):
+            return [callback(v) for v in value]
+
+        def once(callback, value):
+            return callback(value)
+        """,
+    "app/render.py": """\
+        from .emit import each, once
+
+        def render(callback, many):
+            if many:
+                emit = each
+            else:
+                emit = once
+            return emit(callback, "x")
+        """,
+    "app/rows.py": """\
+        from .handlers import whisper
+        from .render import render
+
+        def rows():
+            return render(whisper, False)
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -204,6 +228,7 @@ EDITS = [
     ("app/pair.py", lambda s: s.replace("return text, fn", "return fn, text")),  # align's fn is text now
     ("app/fine.py", lambda s: s.replace("pass", "def __getitem__(self, key):\n        return 0")),  # self[key] may run it
     ("app/shells.py", lambda s: s.replace('{"bash": Bash}', '{"bash": Bash, "sh": Shell}')),  # an annotated literal
+    ("app/emit.py", lambda s: s.replace("(callback, value):\n", "(callback, value):  # called through a name\n")),
 ]
 
 
@@ -252,6 +277,9 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
     assert ("app.grid.Grid.cell", "app.grid.Grid.__getitem__", "implicit") in edges  # self[key]
     assert ("app.terminal.complete", "app.shells.Bash", "return") in edges  # the classes SHELLS.get(name) gives
+    # emit = each / emit = once; emit(callback): both functions get the arguments
+    assert {("app.emit.each", "app.handlers.whisper", "flow"), ("app.emit.once", "app.handlers.whisper", "flow")
+            } <= edges
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
