@@ -585,7 +585,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
         report.warnings.append(f"no Python files found in {root} (is it the right folder?)")
 
     if target.exists():
-        _refuse_foreign(target)
+        _refuse_foreign_file(target)
     finder = Finder(python) if libraries else None
     if target.exists() and not full:
         try:
@@ -596,6 +596,8 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
             return report
         except SchemaMismatch:
             pass  # an older schema, another root or other settings: rebuild it from scratch below
+    if target.exists():
+        _refuse_foreign(target)
     _full_build(root, target, found, jobs, progress, report, embed, finder)
     report.elapsed_s = time.perf_counter() - started
     return report
@@ -632,12 +634,17 @@ def _prepare_folder(target: Path) -> None:
             pass
 
 
-def _refuse_foreign(target: Path) -> None:
-    """Never overwrite a file codegraph did not write; a locked or damaged one is one clear line."""
+def _refuse_foreign_file(target: Path) -> None:
+    """Never overwrite a file that is not a DuckDB database."""
     with open(target, "rb") as fh:
         head = fh.read(16)
     if len(head) >= 12 and head[8:12] != b"DUCK":
         raise RepositoryError(f"{target} is not a DuckDB file: codegraph will not overwrite it; choose another --db")
+
+
+def _refuse_foreign(target: Path) -> None:
+    """Never overwrite a file codegraph did not write; a locked or damaged one is one clear line."""
+    _refuse_foreign_file(target)
     try:
         con = duckdb.connect(str(target), read_only=True)
     except duckdb.Error as exc:

@@ -20,9 +20,9 @@ from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
 from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_TABLES, _RETURNS_SQL, _SCOPE_TABLES,
-                      EVIDENCE, SITE_ROWS_SQL, IndexReport, Progress, _scope_keys, call_sites, evidence_sql,
-                      _build_resolver, _columns, _concat, _definitions, _external_imports, _extract_chunks, _returns,
-                      _skip_row, _summarise, _term_stats, _write_embeddings, _write_resolved)
+                      EVIDENCE, SITE_ROWS_SQL, IndexReport, Progress, _build_resolver, _columns, _concat, _definitions,
+                      _external_imports, _extract_chunks, _returns, _scope_keys, _skip_row, _summarise, _term_stats,
+                      _write_embeddings, _write_resolved, call_sites, evidence_sql)
 from .library import Finder
 from .resolve import MAX_HOPS
 from .expressions import PROTOCOL_BUILTINS

@@ -189,7 +189,8 @@ def test_index_over_a_damaged_database_says_to_rebuild_and_full_does(mini_repo):
     con.close()
 
 
-def test_a_duckdb_file_codegraph_did_not_write_is_never_overwritten(mini_repo, tmp_path):
+@pytest.mark.parametrize("full", [True, False])
+def test_a_duckdb_file_codegraph_did_not_write_is_never_overwritten(mini_repo, tmp_path, full):
     other = tmp_path / "theirs.duckdb"
     con = duckdb.connect(str(other))
     con.execute("CREATE TABLE orders AS SELECT 1 AS id")
@@ -198,7 +199,7 @@ def test_a_duckdb_file_codegraph_did_not_write_is_never_overwritten(mini_repo, t
     from codegraph.errors import RepositoryError
 
     with pytest.raises(RepositoryError, match="did not write"):
-        index_repository(mini_repo, other, jobs=1, full=True)
+        index_repository(mini_repo, other, jobs=1, full=full)
     assert other.read_bytes() == before
 
 
