@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 import duckdb
 import numpy as np
@@ -400,19 +400,25 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
     return resolved, pa.table(columns)
 
 
-def call_sites(resolver: Resolver, texts: Iterable[str], modules: Iterable[str], callers: Iterable[str],
-               kinds: Iterable[str], arguments: Iterable[list], firsts: Iterable[tuple] | None = None) -> list[tuple]:
+# The first answers of a call that other answers of Resolver.assigned_callees may follow: values of
+# names, elements of containers (a call answered by its own class, an import or a builtin has none).
+_MAY_HOLD_SEVERAL = frozenset({"alias", "partial", "return", "container", "type"})
+
+
+def call_sites(resolver: Resolver, texts: Sequence[str], modules: Sequence[str], callers: Sequence[str],
+               kinds: Sequence[str], arguments: Sequence[list], firsts: Sequence[tuple] | None = None) -> list[tuple]:
     """The calls that pass arguments, as Resolver.learn_flows reads them: one site per function
     the call runs by resolve_call's answer or by what the code assigns (a name bound to two
     functions gives both the arguments). The rows a database holds for them: SITE_ROWS_SQL."""
-    sites = []
-    for i, (text, module, caller, kind, given) in enumerate(zip(texts, modules, callers, kinds, arguments)):
-        if not given or kind == "implicit":
-            continue
-        first = firsts[i] if firsts is not None else resolver.resolve_call(text, module, caller)
-        sites.append((*first, kind, given, module, caller))
-        sites += [(target, how, kind, given, module, caller)
-                  for target, how in resolver.assigned_callees(text, module, caller) if target != first[0]]
+    given = [i for i, (kind, args) in enumerate(zip(kinds, arguments)) if args and kind != "implicit"]
+    if firsts is None:
+        firsts = [(None, None)] * len(texts)
+        for i in given:
+            firsts[i] = resolver.resolve_call(texts[i], modules[i], callers[i])
+    sites = [(*firsts[i], kinds[i], arguments[i], modules[i], callers[i]) for i in given]
+    sites += [(target, how, kinds[i], arguments[i], modules[i], callers[i]) for i in given
+              if firsts[i][1] in _MAY_HOLD_SEVERAL
+              for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], firsts[i])]
     return sites
 
 

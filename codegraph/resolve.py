@@ -730,10 +730,8 @@ class Resolver(Dispatch, Containers):
                                                    if targets is None else targets)]
         if protocol and arguments:
             found += self._protocol_targets(next(iter(arguments)), protocol, module, caller)
-        head, _, rest = text.partition(".")
         if _DOTTED.match(text):
-            if first[1] not in ("self", "super") and not (head in ("self", "cls") and first[0] is not None
-                                                          and self.defs.get(caller) in _SELF_KINDS):
+            if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
         elif text.endswith(")") and _callee_of(text) is not None:
             found += [(t, "return") for t in self._returned_callables(text, module, caller)]
@@ -749,17 +747,30 @@ class Resolver(Dispatch, Containers):
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
 
-    def assigned_callees(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
-        """The functions and classes a call may run by what the code assigns or stores, never by
-        what callers pass (`emit = each if x else basic; emit(rows)`, `HANDLERS[k](rows)`): known
-        before the flows are, so each one's parameters learn the call's arguments (learn_flows)."""
+    def assigned_callees(self, text: str, module: str, caller: str, first: tuple[str | None, str | None]
+                         ) -> list[tuple[str, str]]:
+        """The functions and classes besides `first` (resolve_call's answer) a call may run by
+        what the code assigns or stores, never by what callers pass (`emit = each if x else basic;
+        emit(rows)`, `HANDLERS[k](rows)`): known before the flows are, so each one's parameters
+        learn the call's arguments too (learn_flows). The same answers as resolve_call_all's rows
+        of these resolutions."""
         if not _DOTTED.match(text):
-            return self._container_targets(text, module, caller) if not text.endswith(")") else []
-        head, _, rest = text.partition(".")
-        bound, how = self.lookup(head, module, caller)
-        if how != "bound":
+            if text.endswith(")") and _callee_of(text) is not None:
+                return []
+            found = self._container_targets(text, module, caller)
+        elif self._own_answer(text, caller, first):
             return []
-        return [(t, how) for t, how in self._through_bindings(bound, rest, module) if how in ASSIGNED_RESOLUTIONS]
+        else:
+            head, _, rest = text.partition(".")
+            bound, how = self.lookup(head, module, caller)
+            found = self._through_bindings(bound, rest, module) if how == "bound" else []
+        return [(t, how) for t, how in found if how in ASSIGNED_RESOLUTIONS and t != first[0]]
+
+    def _own_answer(self, text: str, caller: str, first: tuple[str | None, str | None]) -> bool:
+        """Is resolve_call's answer for a dotted name all there is besides overrides (`self.f()`,
+        `super().f()`)?"""
+        return first[1] in ("self", "super") or (text.partition(".")[0] in ("self", "cls") and first[0] is not None
+                                                 and self.defs.get(caller) in _SELF_KINDS)
 
     def _given_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]] | None:
         """What a dotted name bound in the caller may run, the arguments given to a parameter

@@ -118,6 +118,15 @@ _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualnam
                 AND (resolution = 'implicit' OR list_contains($protocols, resolved_callee))"""
 
 
+# The bindings (first column true) and parameters of the functions $s, in one statement: an update
+# asks for them a few at a time, as the resolver comes to need them.
+_SCOPES_SQL = f"""
+    SELECT true, {', '.join(_BINDING_KEY)}, {', '.join(f'NULL AS p{i}' for i in range(len(_PARAMETER_KEY)))}
+    FROM all_bindings WHERE list_contains($s, scope_qualname)
+    UNION ALL SELECT false, {', '.join('NULL' for _ in _BINDING_KEY)}, {', '.join(_PARAMETER_KEY)}
+    FROM all_parameters WHERE list_contains($s, owner_qualname)
+"""
+
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
 # resolution.
 _FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
@@ -412,10 +421,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
 
     def scopes_of(names: list[str]) -> tuple[Iterable, Iterable]:
         """The local names of functions of files not resolved now (Resolver.scope_loader)."""
-        return (con.execute(f"SELECT {', '.join(_BINDING_KEY)} FROM all_bindings WHERE list_contains($s, scope_qualname)",
-                            {"s": names}).fetchall(),
-                con.execute(f"SELECT {', '.join(_PARAMETER_KEY)} FROM all_parameters "
-                            "WHERE list_contains($s, owner_qualname)", {"s": names}).fetchall())
+        rows = con.execute(_SCOPES_SQL, {"s": names}).fetchall()
+        width = len(_BINDING_KEY)
+        return ([r[1:width + 1] for r in rows if r[0]],
+                [r[width + 1:] for r in rows if not r[0]])
 
     resolver.scope_loader = scopes_of
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
