@@ -433,6 +433,8 @@ class _Extractor:
                 continue
             annotation = self.flat(node.child_by_field_name("type"))
             right = node.child_by_field_name("right")
+            while right is not None and right.type == "assignment":  # a = b = value
+                right = right.child_by_field_name("right")
             value = self.value(right)
             targets = list(self._targets(left))
             values = [value] * len(targets)

@@ -16,6 +16,7 @@ import gc
 import json
 import multiprocessing
 import os
+import re
 import threading
 import time
 from collections import defaultdict
@@ -222,7 +223,7 @@ def _shared(column: pa.Array | pa.ChunkedArray) -> list:
 
 
 def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
-    """(qualname, kind, layer, module, evidence, decorators) of every definition in extracted
+    """(qualname, kind, layer, module, evidence, decorators, line) of every definition in extracted
     tables; the evidence says what it holds or returns (Resolver.type_of): an attribute's or
     variable's annotation or value, a function's signature; a function's decorators as written."""
     out: list[tuple] = []
@@ -238,7 +239,8 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         evidence = [next((v for v in _with_literal(said) if v is not None), None) for said in
                     zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else nothing
         decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
-        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators))
+        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators,
+                       table.column("start_line").to_pylist()))
     return out
 
 
@@ -269,11 +271,11 @@ def evidence_sql(table: str) -> str:
 
 
 _DEFINITIONS_SQL = """
-    SELECT qualname, 'module', layer, qualname, NULL, NULL FROM all_modules
-    UNION ALL SELECT qualname, 'class', layer, module, NULL, NULL FROM all_classes
-    UNION ALL SELECT qualname, kind, layer, module, {members}, decorators FROM all_members
-    UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators FROM all_globals
-    UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators
+    SELECT qualname, 'module', layer, qualname, NULL, NULL, start_line FROM all_modules
+    UNION ALL SELECT qualname, 'class', layer, module, NULL, NULL, start_line FROM all_classes
+    UNION ALL SELECT qualname, kind, layer, module, {members}, decorators, start_line FROM all_members
+    UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators, start_line FROM all_globals
+    UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators, start_line
         FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
 
 
@@ -309,14 +311,45 @@ def _returns_of_tables(*tables: pa.Table) -> dict[str, tuple[str, ...]]:
 _RETURNS_SQL = "SELECT scope_qualname, line, value FROM all_bindings WHERE kind = 'return' AND value IS NOT NULL"
 
 
+_VALUE_KINDS = frozenset({"variable", "class_attribute", "instance_attribute"})
+
+
+def _later_wins(qualname: str, value: str | None, value_line: int | None, def_line: int | None) -> bool:
+    """Of a name both defined (def, class) and assigned, the resolver keeps the one written later,
+    as straight-line code and the usual `except ImportError: f = g` / `else: def f(...)` have it
+    (`f = lru_cache()(f)` after the def is f), except an assignment of the same name from another
+    module (`Future = _asyncio.Future` after `class Future`: an accelerator, whose source is the
+    def). True when the assignment is what the name is."""
+    if (value_line or 0) <= (def_line or 0):
+        return False
+    name = qualname.rpartition(".")[2]
+    return not (value and value.endswith("." + name) and _DOTTED_NAME.fullmatch(value))
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
+
+
 def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table,
                     returns: dict[str, tuple[str, ...]] | None = None) -> Resolver:
     definitions: dict[str, str] = {}
     libraries: set[str] = set()
     evidence: dict[str, tuple[str, str]] = {}
     decorated: dict[str, tuple[str, ...]] = {}
-    for qualname, kind, layer, module, said, decorators in defs:
-        if definitions.setdefault(qualname, kind) == kind and layer != "project":
+    lines: dict[str, int] = {}
+    for qualname, kind, layer, module, said, decorators, line in defs:
+        known = definitions.get(qualname)
+        if known is None:
+            lines[qualname] = line or 0
+        elif (known in _VALUE_KINDS) != (kind in _VALUE_KINDS) and (
+                _later_wins(qualname, said, line, lines[qualname]) if kind in _VALUE_KINDS  # an assignment after a def
+                else not _later_wins(qualname, evidence.get(qualname, (None, None))[1], lines[qualname], line)):
+            del definitions[qualname]
+            evidence.pop(qualname, None)
+            decorated.pop(qualname, None)
+            lines[qualname] = line or 0
+        if definitions.setdefault(qualname, kind) != kind:
+            continue  # what the name is not: nothing it says counts
+        if layer != "project":
             libraries.add(qualname)
         if said is not None:
             evidence.setdefault(qualname, (module, said))

@@ -140,8 +140,9 @@ def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
 def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     definitions = _definitions(tables)
     out = {("def", q, k, None) for q, k, *_rest in definitions}
-    out |= {("says", q, said, None) for q, _k, _layer, _module, said, _d in definitions if said is not None}
-    out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d in definitions if d}
+    out |= {("says", q, said, None) for q, _k, _layer, _module, said, *_rest in definitions if said is not None}
+    out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d, *_rest in definitions
+            if d}
     # What functions return and the names they bind (Resolver._returned), as _INTERFACE_SQL says it.
     bound: dict[str, list[tuple]] = {}
     returning = set()

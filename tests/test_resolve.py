@@ -33,3 +33,63 @@ def test_star_imports_through_two_levels_still_resolve():
                ("app", "app", "pkg", "pkg", False, "pkg")]
     resolver = Resolver(defs, imports, [])
     assert resolver.resolve_call("pkg.Thing.go", "app", "app.main") == ("pkg.b.Thing.go", "import")
+
+
+def test_a_name_both_defined_and_assigned_is_the_later_of_the_two_except_an_accelerator(tmp_path):
+    """`def f` then `f = g`: f is g; `f = g` in an except branch, then
+    `def f` in the else: the def; `class Future` then `Future = _accel.Future`: the class, whose
+    source the accelerator replaces. Chained assignments give the innermost value."""
+    import textwrap
+
+    import duckdb
+
+    from codegraph.indexer import index_repository
+
+    (tmp_path / "m.py").write_text(textwrap.dedent("""\
+        def _fallback(xs):
+            return xs
+
+        try:
+            from itertools import pairwise as _pairwise
+        except ImportError:
+            pairs = _fallback
+        else:
+            def pairs(xs):
+                return list(_pairwise(xs))
+
+        def handler():
+            return 1
+
+        def loud():
+            return 2
+
+        handler = loud
+
+        class Future:
+            def done(self):
+                return True
+
+        try:
+            import _asyncio
+        except ImportError:
+            pass
+        else:
+            Future = _CFuture = _asyncio.Future
+
+        def main():
+            pairs([1, 2])
+            handler()
+            Future().done()
+        """))
+    report = index_repository(tmp_path, tmp_path / "g.duckdb", jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    rows = {text: (callee, how) for text, callee, how in con.execute(
+        "SELECT callee_text, resolved_callee, resolution FROM calls WHERE caller_qualname = 'm.main' "
+        "AND NOT alternative AND kind = 'call'").fetchall()}
+    functions = {q for q, in con.execute("SELECT qualname FROM globals WHERE kind = 'function'").fetchall()}
+    values = dict(con.execute("SELECT name, value FROM globals WHERE kind = 'variable'").fetchall())
+    con.close()
+    assert rows["pairs"] == ("m.pairs", "local") and rows["Future().done"] == ("m.Future.done", "type")
+    assert rows["handler"] == ("m.loud", "alias")
+    assert values["Future"] == "_asyncio.Future"
+    assert {"m.pairs", "m.handler"} <= functions  # both definitions stay in the tables
