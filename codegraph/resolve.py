@@ -764,7 +764,7 @@ class Resolver(Dispatch, Containers):
             head, _, rest = text.partition(".")
             bound, how = self.lookup(head, module, caller)
             found = self._through_bindings(bound, rest, module) if how == "bound" else []
-        return [(t, how) for t, how in found if how in ASSIGNED_RESOLUTIONS and t != first[0]]
+        return [(target, label) for target, label in found if label in ASSIGNED_RESOLUTIONS and target != first[0]]
 
     def _own_answer(self, text: str, caller: str, first: tuple[str | None, str | None]) -> bool:
         """Is resolve_call's answer for a dotted name all there is besides overrides (`self.f()`,
