@@ -8,6 +8,7 @@ import ast
 import builtins
 import functools
 import re
+import warnings
 from typing import Iterable
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
@@ -103,6 +104,17 @@ def _item_type_argument(annotation: str) -> str | None:
     return arguments[0] if name in _COLLECTIONS and name not in ("Tuple", "tuple") else None
 
 
+def _parsed(text: str) -> ast.expr | None:
+    """A stored expression's syntax tree, or None when it does not parse (a shortened one). The
+    warnings a string literal's invalid escape gives are the source's business, not the reader's."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 _UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a, b = f(x)`
 
 
@@ -110,10 +122,7 @@ _UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a
 def _tuple_element(text: str, index: int) -> str | None:
     """`strings, padfn` (a return statement's tuple) and 1 -> `padfn`; None when the text is not
     a tuple of at least index + 1 elements, or the element is starred."""
-    try:
-        node = ast.parse(f"({text})", mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    node = _parsed(f"({text})")
     if not isinstance(node, ast.Tuple) or index >= len(node.elts) or \
             any(isinstance(e, ast.Starred) for e in node.elts[: index + 1]):
         return None
@@ -124,10 +133,7 @@ def _tuple_element(text: str, index: int) -> str | None:
 def _call_parts(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """A call's positional arguments as written, up to the first starred one, and its keyword
     arguments; both empty when the text is not a call."""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return (), ()
+    node = _parsed(text)
     if not isinstance(node, ast.Call):
         return (), ()
     positional = []
@@ -154,10 +160,7 @@ def _literal_elements(text: str, calls: bool = False) -> list[str] | None:
     something (and, with calls, that call something), or None."""
     if not text or text[0] not in "([{":
         return None
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    node = _parsed(text)
     if isinstance(node, ast.Dict):
         items = node.values
     elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
