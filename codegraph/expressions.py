@@ -115,6 +115,19 @@ def _parsed(text: str) -> ast.expr | None:
         return None
 
 
+_LAMBDA = re.compile(r"\(*lambda\b")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _either(text: str) -> tuple[str, ...]:
+    """`validator or (lambda x: True)` -> ('validator', 'lambda x: True'): the values an `or`
+    may give; the text alone otherwise."""
+    node = _parsed(text) if " or " in text else None
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return tuple(ast.unparse(v) for v in node.values)
+    return (text,)
+
+
 _UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a, b = f(x)`
 
 

@@ -435,7 +435,7 @@ def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -
 
 # The first answers of a call that other answers of Resolver.assigned_callees may follow: values of
 # names, elements of containers (a call answered by its own class, an import or a builtin has none).
-_MAY_HOLD_SEVERAL = frozenset({"alias", "partial", "return", "container", "type"})
+_MAY_HOLD_SEVERAL = frozenset({"alias", "partial", "return", "container", "type", "lambda"})
 
 
 def call_sites(resolver: Resolver, texts: Sequence[str], modules: Sequence[str], callers: Sequence[str],

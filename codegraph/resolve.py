@@ -22,10 +22,16 @@ from .expressions import (
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
     _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
-    _own_class_call, _split_receiver)
+    _own_class_call, _split_receiver, _either, _LAMBDA)
 
 
 _MEMO_LIMIT = 1 << 16
+
+
+def _kept(how: str, label: str) -> str:
+    """An answer relabelled by how it was reached, except a lambda's: a lambda has no node, so
+    arguments given to it must never be bound to the parameters of the function it is written in."""
+    return how if how == "lambda" else label
 MAX_HOPS = 3
 # The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
 ASSIGNED_RESOLUTIONS = ("alias", "container")
@@ -249,8 +255,9 @@ class Resolver(Dispatch, Containers):
         when a call through the parameter needs it (`def run(cb): cb()` called as `run(handler)`)."""
         self._all.clear()
         for target, how, kind, arguments, module, caller in sites:
-            if not arguments or target is None or target in self.libraries or how == "partial":
-                continue  # partial(f, x)(y): where y lands in f depends on what partial binds
+            if not arguments or target is None or target in self.libraries or how in ("partial", "lambda"):
+                continue  # partial(f, x)(y): where y lands in f depends on what partial binds; a lambda's
+                # parameters are not those of the function it is written in
             target_kind = self.defs.get(target)
             if kind == "init" or target_kind == "class":
                 if target_kind == "class":
@@ -371,6 +378,8 @@ class Resolver(Dispatch, Containers):
                 self._flowing = flowing
             if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
                 found = (found[0], "library")
+            elif found == (caller, "lambda"):  # a lambda called where it is written: its own code
+                found = (None, None)
             _remember(self._calls, key, found)
         return found
 
@@ -627,7 +636,12 @@ class Resolver(Dispatch, Containers):
 
     def _value_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
         """What a call through a name holding `value` runs: the function or class it names
-        (alias), a method of the class it is an instance of (type), or what a call returns."""
+        (alias), a method of the class it is an instance of (type), or what a call returns; a
+        lambda, the function it is written in (lambda); each side of an `or`."""
+        if not rest and _LAMBDA.match(value):
+            return [(scope, "lambda")] if self.defs.get(scope) in _CALLABLE_KINDS else []
+        if not rest and len(either := _either(value)) > 1:
+            return _unique(t for side in either for t in self._value_targets(side, rest, module, scope))
         if value.startswith(_ENTERED):
             manager = self._type_of_value(value[1:], module, scope)
             enter = self.member(manager, "__enter__") if manager else None
@@ -649,7 +663,7 @@ class Resolver(Dispatch, Containers):
                 head, _, tail = value.partition(".")
                 bound, how = self.lookup(head, module, scope)
                 if how == "bound":  # each value the name may hold: `fmt.row` of every fmt given
-                    return [(t, "partial" if held == "partial" else "alias") for t, held in
+                    return [(t, held if held in ("partial", "lambda") else "alias") for t, held in
                             self._through_bindings(bound, tail, module) if self.defs.get(t) in _CALLABLE_OR_CLASS]
                 target, _ = self.resolve_expression(value, module, scope)
                 if target and self.defs.get(target) in _CALLABLE_OR_CLASS:
@@ -658,7 +672,7 @@ class Resolver(Dispatch, Containers):
             partial = self._partial_of(value, module, scope)
             if partial is not None:
                 return [(partial, "partial")]
-            return [(t, "return") for t in self._returned_callables(value, module, scope)] or \
+            return [*self._returned_callables(value, module, scope, "return")] or \
                 self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
@@ -690,8 +704,8 @@ class Resolver(Dispatch, Containers):
         arguments = sorted({*slots.get(position, ()), *slots.get(name, ())}) if position is not None else []
         self._hops += 1
         try:
-            out = [(target, "flow") for text, module, caller in arguments[:_MAX_FLOWS]
-                   for target, _ in self._value_targets(text, rest, module, caller)]
+            out = [(target, _kept(how, "flow")) for text, module, caller in arguments[:_MAX_FLOWS]
+                   for target, how in self._value_targets(text, rest, module, caller)]
         finally:
             self._hops -= 1
         return _unique(out)
@@ -726,15 +740,15 @@ class Resolver(Dispatch, Containers):
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
                 given = value.strip() if equals else argument
                 targets = self._given_targets(given, module, caller)
-                found += [(t, "flow") for t, _ in (self._value_targets(given, "", module, caller)
-                                                   if targets is None else targets)]
+                found += [(t, _kept(how, "flow")) for t, how in (self._value_targets(given, "", module, caller)
+                                                                 if targets is None else targets)]
         if protocol and arguments:
             found += self._protocol_targets(next(iter(arguments)), protocol, module, caller)
         if _DOTTED.match(text):
             if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
         elif text.endswith(")") and _callee_of(text) is not None:
-            found += [(t, "return") for t in self._returned_callables(text, module, caller)]
+            found += self._returned_callables(text, module, caller, "return")
         else:
             found += self._container_targets(text, module, caller) or self._on_made(text, module, caller)
         for target, how in list(found):
@@ -743,7 +757,7 @@ class Resolver(Dispatch, Containers):
                 found += [(t, "override") for t in self.overrides(target, receiver)]
             elif how == "self" and self.defs.get(target) == "class":  # cls(), type(self)(): a subclass's too
                 found += [(t, "override") for t in self.subclasses(target)]
-        found = [f for i, f in enumerate(_unique(found)) if i == 0 or (
+        found = [f for i, f in enumerate(_unique(f for f in found if f != (caller, "lambda"))) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
 
@@ -793,8 +807,8 @@ class Resolver(Dispatch, Containers):
         receiver, name = _split_receiver(text)
         callee = _callee_of(receiver) if receiver is not None and receiver.endswith(")") else None
         out = []
-        for target, _ in (self._given_targets(callee, module, caller) or []) if callee else []:
-            kind = self.defs.get(target)
+        for target, how in (self._given_targets(callee, module, caller) or []) if callee else []:
+            kind = self.defs.get(target) if how != "lambda" else None  # what a lambda makes is unsaid
             holder = target if kind == "class" else self.type_of(target) if kind in _CALLABLE_KINDS else None
             found = self._member_chain(holder, name.split(".")) if holder else None
             if found is not None:
@@ -802,23 +816,31 @@ class Resolver(Dispatch, Containers):
         return out
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
-        """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn."""
+        """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn;
+        `self.fn = fn or (lambda x: True)`: the lambda too, which is __init__'s code."""
         said = self.evidence.get(attribute, (None, None))[1]
-        if not said or not _IDENTIFIER.match(said):
-            return []
         init = attribute.rpartition(".")[0] + ".__init__"
-        facts = self.scope_facts.get(init, {}).get(said)
-        if facts is None or facts[0] != "parameter":
-            return []
-        return self._flow_targets(init, said, facts[3], "")
+        out = []
+        for side in _either(said) if said else ():
+            if _LAMBDA.match(side) and self.defs.get(init) in _CALLABLE_KINDS:
+                out.append((init, "lambda"))
+            elif _IDENTIFIER.match(side):
+                facts = self.scope_facts.get(init, {}).get(side)
+                if facts is not None and facts[0] == "parameter":
+                    out += self._flow_targets(init, side, facts[3], "")
+        return out
 
-    def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
-        """`make(...)`: the functions and classes the return statements of make give back."""
+    def _returned_callables(self, call_text: str, module: str, scope: str, label: str | None = None) -> list:
+        """`make(...)`: the functions and classes the return statements of make give back; with a
+        label, as (definition, label) pairs, and the returned lambdas as (their function, 'lambda')."""
         callee = _callee_of(call_text)
-        if callee is None:
+        target = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        if target is None:
             return []
-        target, _ = self.resolve_call(callee, module, scope)
-        return [t for t, what in self._returned(target) if what == "callable"] if target else []
+        returned = self._returned(target)
+        if label is None:
+            return [t for t, what in returned if what == "callable"]
+        return [(t, label if what == "callable" else what) for t, what in returned if what in ("callable", "lambda")]
 
     def _partial_of(self, call_text: str, module: str, scope: str) -> str | None:
         """`functools.partial(f, x)`: f, which runs when the partial object is called."""
@@ -832,8 +854,9 @@ class Resolver(Dispatch, Containers):
         return target if target is not None and self.defs.get(target) in _CALLABLE_OR_CLASS else None
 
     def _returned(self, function: str) -> list[tuple[str, str]]:
-        """(definition, 'callable' | 'instance') for the return statements of a function that
-        name a function or class, or build an instance of a class (`return C(...)`, `return self`).
+        """(definition, 'callable' | 'instance' | 'lambda') for the return statements of a function
+        that name a function or class, build an instance of a class (`return C(...)`, `return
+        self`) or give a lambda (the function it is written in).
         Names bound inside the function are followed through their assigned values (not through
         what callers pass to its parameters)."""
         texts = self.returns.get(function)
@@ -857,6 +880,9 @@ class Resolver(Dispatch, Containers):
                         ((own := _own_class_call(text)) is not None and self._own_class(own, function)):
                     out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
+                if _LAMBDA.match(text):  # return lambda x: ...: called elsewhere, it is this function's code
+                    out.append((function, "lambda"))
+                    continue
                 if not _DOTTED.match(callee or text):  # return HANDLERS[k]
                     out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
@@ -868,7 +894,7 @@ class Resolver(Dispatch, Containers):
                         out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
                 # fn = a / fn = b; return fn: each value (_value_targets reads every value of a bound name)
-                out += [(t, "callable") for t, _ in self._value_targets(text, "", module, function)]
+                out += [(t, _kept(how, "callable")) for t, how in self._value_targets(text, "", module, function)]
             return _unique(out)
         finally:
             self._busy.discard(function)

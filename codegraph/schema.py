@@ -269,7 +269,8 @@ TABLES: tuple[Table, ...] = (
            "callers pass to the parameter called; a function handed to map, filter, sorted(key=), ...) | override "
            "(a subclass's method that replaces the one the receiver's class has) | wrapper (the function a decorator "
            "returns, which runs in place of the decorated one) | partial (the function a functools.partial "
-           "object wraps) | implicit (an implicit or init "
+           "object wraps) | lambda (a lambda called from another function than the one it is written in: a "
+           "lambda has no node, its calls are that function's) | implicit (an implicit or init "
            "row that ends in the repository's code) — the repository's own code; decorated (the decorated function "
            "the code names, next to its wrapper row: not a call edge); library (the standard library or "
            "a package it imports) | builtin | external (outside the graph) | NULL", stage="resolve"))),
@@ -324,7 +325,7 @@ DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nes
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
 PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "return", "container",
-                                        "flow", "override", "wrapper", "partial", "implicit")
+                                        "flow", "override", "wrapper", "partial", "lambda", "implicit")
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 

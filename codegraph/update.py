@@ -381,7 +381,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
               ON starts_with(r.resolved_qualname, c.module || '.')
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
-                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper')
+                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
             UNION {_IMPLICIT_USES_SQL}
         """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_BUILTINS}).fetchall()]

@@ -190,6 +190,26 @@ FILES = {
         def rows():
             return render(whisper, False)
         """,
+    "app/width.py": """\
+        def measure(s):
+            return len(s)
+
+        def pick_width(multiline):
+            if multiline:
+                width_fn = lambda s: measure(s)
+            else:
+                width_fn = len
+            return width_fn
+        """,
+    "app/columns.py": """\
+        from .width import pick_width
+
+        def align(header, width_fn):
+            return width_fn(header)
+
+        def table(header):
+            return align(header, pick_width(True))
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -229,6 +249,7 @@ EDITS = [
     ("app/fine.py", lambda s: s.replace("pass", "def __getitem__(self, key):\n        return 0")),  # self[key] may run it
     ("app/shells.py", lambda s: s.replace('{"bash": Bash}', '{"bash": Bash, "sh": Shell}')),  # an annotated literal
     ("app/emit.py", lambda s: s.replace("(callback, value):\n", "(callback, value):  # called through a name\n")),
+    ("app/width.py", lambda s: s.replace("width_fn = lambda s: measure(s)", "width_fn = measure")),  # no lambda now
 ]
 
 
@@ -277,6 +298,8 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
     assert ("app.grid.Grid.cell", "app.grid.Grid.__getitem__", "implicit") in edges  # self[key]
     assert ("app.terminal.complete", "app.shells.Bash", "return") in edges  # the classes SHELLS.get(name) gives
+    # a lambda returned by pick_width and called in align: an edge to the function that wrote it
+    assert ("app.columns.align", "app.width.pick_width", "lambda") in edges
     # emit = each / emit = once; emit(callback): both functions get the arguments
     assert {("app.emit.each", "app.handlers.whisper", "flow"), ("app.emit.once", "app.handlers.whisper", "flow")
             } <= edges
