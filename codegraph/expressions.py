@@ -115,7 +115,13 @@ def _parsed(text: str) -> ast.expr | None:
         return None
 
 
-_LAMBDA = re.compile(r"\(*lambda\b")
+_LAMBDA_START = re.compile(r"\(*lambda\b")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_lambda(text: str) -> bool:
+    """`lambda x: f(x)` and `(lambda: x)` are lambdas; `(lambda: x)()` is what one returns."""
+    return _LAMBDA_START.match(text) is not None and isinstance(_parsed(text), ast.Lambda)
 
 
 @functools.lru_cache(maxsize=1 << 14)

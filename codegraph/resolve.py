@@ -22,20 +22,20 @@ from .expressions import (
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
     _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
-    _own_class_call, _split_receiver, _either, _LAMBDA)
+    _own_class_call, _split_receiver, _either, _is_lambda)
 
 
 _MEMO_LIMIT = 1 << 16
+MAX_HOPS = 3
+# The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
+ASSIGNED_RESOLUTIONS = ("alias", "container")
+_NOTHING: dict = {}
 
 
 def _kept(how: str, label: str) -> str:
     """An answer relabelled by how it was reached, except a lambda's: a lambda has no node, so
     arguments given to it must never be bound to the parameters of the function it is written in."""
     return how if how == "lambda" else label
-MAX_HOPS = 3
-# The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
-ASSIGNED_RESOLUTIONS = ("alias", "container")
-_NOTHING: dict = {}
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -638,7 +638,7 @@ class Resolver(Dispatch, Containers):
         """What a call through a name holding `value` runs: the function or class it names
         (alias), a method of the class it is an instance of (type), or what a call returns; a
         lambda, the function it is written in (lambda); each side of an `or`."""
-        if not rest and _LAMBDA.match(value):
+        if not rest and _is_lambda(value):
             return [(scope, "lambda")] if self.defs.get(scope) in _CALLABLE_KINDS else []
         if not rest and len(either := _either(value)) > 1:
             return _unique(t for side in either for t in self._value_targets(side, rest, module, scope))
@@ -822,7 +822,7 @@ class Resolver(Dispatch, Containers):
         init = attribute.rpartition(".")[0] + ".__init__"
         out = []
         for side in _either(said) if said else ():
-            if _LAMBDA.match(side) and self.defs.get(init) in _CALLABLE_KINDS:
+            if _is_lambda(side) and self.defs.get(init) in _CALLABLE_KINDS:
                 out.append((init, "lambda"))
             elif _IDENTIFIER.match(side):
                 facts = self.scope_facts.get(init, {}).get(side)
@@ -880,7 +880,7 @@ class Resolver(Dispatch, Containers):
                         ((own := _own_class_call(text)) is not None and self._own_class(own, function)):
                     out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
                     continue
-                if _LAMBDA.match(text):  # return lambda x: ...: called elsewhere, it is this function's code
+                if _is_lambda(text):  # return lambda x: ...: called elsewhere, it is this function's code
                     out.append((function, "lambda"))
                     continue
                 if not _DOTTED.match(callee or text):  # return HANDLERS[k]

@@ -93,3 +93,22 @@ def test_a_name_both_defined_and_assigned_is_the_later_of_the_two_except_an_acce
     assert rows["handler"] == ("m.loud", "alias")
     assert values["Future"] == "_asyncio.Future"
     assert {"m.pairs", "m.handler"} <= functions  # both definitions stay in the tables
+
+
+def test_a_called_lambda_is_what_it_returns_not_a_lambda(tmp_path):
+    """`return (lambda: helper)()` gives helper's value, not a lambda: calling what make returns
+    is no edge to make."""
+    import duckdb
+
+    from codegraph.indexer import index_repository
+
+    (tmp_path / "m.py").write_text("def helper():\n    return 1\n\n\ndef make():\n    return (lambda: helper)()\n\n\n"
+                                   "def pick():\n    return lambda: helper()\n\n\n"
+                                   "def run():\n    f = make()\n    g = pick()\n    return f(), g()\n")
+    report = index_repository(tmp_path, tmp_path / "g.duckdb", jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    rows = set(con.execute("SELECT callee_text, resolved_callee, resolution FROM calls "
+                           "WHERE caller_qualname = 'm.run'").fetchall())
+    con.close()
+    assert ("g", "m.pick", "lambda") in rows
+    assert not any(text == "f" and callee is not None for text, callee, _ in rows)
