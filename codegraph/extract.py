@@ -72,6 +72,14 @@ def _shorten(value: str | None) -> str | None:
     return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
 
 
+def _assigned(assignment: Node) -> Node | None:
+    """The value an assignment gives its targets: `value` of `a = b = value`."""
+    right = assignment.child_by_field_name("right")
+    while right is not None and right.type == "assignment":
+        right = right.child_by_field_name("right")
+    return right
+
+
 def _names_something(literal: Node) -> bool:
     """Does one of the literal's elements (a dict's values) name or call something, as a registry
     of functions or classes does? Only those elements are what the resolver reads of a literal."""
@@ -432,9 +440,7 @@ class _Extractor:
                     attrs[name] = (owner, node)
                 continue
             annotation = self.flat(node.child_by_field_name("type"))
-            right = node.child_by_field_name("right")
-            while right is not None and right.type == "assignment":  # a = b = value
-                right = right.child_by_field_name("right")
+            right = _assigned(node)
             value = self.value(right)
             targets = list(self._targets(left))
             values = [value] * len(targets)
@@ -499,9 +505,7 @@ class _Extractor:
             values = self._paired(value_node, len(targets)) or values
         annotation = None
         if statement is not None:
-            right = statement.child_by_field_name("right")
-            while right is not None and right.type == "assignment":  # a = b = value
-                right = right.child_by_field_name("right")
+            right = _assigned(statement)
             annotation = self.flat(statement.child_by_field_name("type"))
             if left.type == "identifier":
                 values = [self.value(right)]

@@ -672,7 +672,7 @@ class Resolver(Dispatch, Containers):
             partial = self._partial_of(value, module, scope)
             if partial is not None:
                 return [(partial, "partial")]
-            return [*self._returned_callables(value, module, scope, "return")] or \
+            return self._returned_answers(value, module, scope) or \
                 self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
@@ -748,7 +748,7 @@ class Resolver(Dispatch, Containers):
             if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
         elif text.endswith(")") and _callee_of(text) is not None:
-            found += self._returned_callables(text, module, caller, "return")
+            found += self._returned_answers(text, module, caller)
         else:
             found += self._container_targets(text, module, caller) or self._on_made(text, module, caller)
         for target, how in list(found):
@@ -830,17 +830,20 @@ class Resolver(Dispatch, Containers):
                     out += self._flow_targets(init, side, facts[3], "")
         return out
 
-    def _returned_callables(self, call_text: str, module: str, scope: str, label: str | None = None) -> list:
-        """`make(...)`: the functions and classes the return statements of make give back; with a
-        label, as (definition, label) pairs, and the returned lambdas as (their function, 'lambda')."""
+    def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
+        """`make(...)`: the functions and classes the return statements of make give back."""
+        return [t for t, what in self._returned_by(call_text, module, scope) if what == "callable"]
+
+    def _returned_answers(self, call_text: str, module: str, scope: str) -> list[tuple[str, str]]:
+        """What calling what `make(...)` gives back runs: its functions and classes ('return') and its
+        lambdas, each the function that wrote it ('lambda')."""
+        return [(t, "return" if what == "callable" else what) for t, what in self._returned_by(call_text, module, scope)
+                if what in ("callable", "lambda")]
+
+    def _returned_by(self, call_text: str, module: str, scope: str) -> list[tuple[str, str]]:
         callee = _callee_of(call_text)
         target = self.resolve_call(callee, module, scope)[0] if callee is not None else None
-        if target is None:
-            return []
-        returned = self._returned(target)
-        if label is None:
-            return [t for t, what in returned if what == "callable"]
-        return [(t, label if what == "callable" else what) for t, what in returned if what in ("callable", "lambda")]
+        return self._returned(target) if target is not None else []
 
     def _partial_of(self, call_text: str, module: str, scope: str) -> str | None:
         """`functools.partial(f, x)`: f, which runs when the partial object is called."""
