@@ -52,7 +52,7 @@ def _name(code):
         if marker in q:
             q = q.split(marker)[0]
             q = q[:-len(".<locals>")] if q.endswith(".<locals>") else q
-    return q
+    return q or "<module>"  # a lambda or comprehension at module level is the module's code
 
 def profile(frame, event, arg):
     if event != "call":

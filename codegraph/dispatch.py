@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .expressions import _CALLABLE_CLASS_OR_MODULE, _DOTTED, _METHOD_KINDS, _callee_of
+from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _IDENTIFIER,
+                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of,
+                          _either, _function_scopes)
+from .schema import PROJECT_RESOLUTIONS
 
 
 class Dispatch:
@@ -53,10 +56,12 @@ class Dispatch:
             return [decorator]
         return [t for t, what in self._returned(decorator) if what == "instance"]
 
-    def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str
-                          ) -> list[tuple[str, str]]:
+    def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str,
+                          consumed: bool = False) -> list[tuple[str, str]]:
         """`len(deck)` runs Deck.__len__, `bool(x)` x's __bool__ or else its __len__: the first of
-        `names` the argument's class has, when the project defines it."""
+        `names` the argument's class has, when the project defines it, for every value the
+        argument may hold. consumed: the argument is iterated to its end (`list(x)`, a for loop),
+        which runs the __next__ of what its __iter__ returns as well."""
         if _DOTTED.match(argument):  # len(Deck) asks the class's class, not Deck.__len__
             if "." not in argument and self.lookup(argument, module, caller)[1] == "bound":
                 named = None  # a local: what it holds is an instance's class's, as the call says
@@ -67,14 +72,73 @@ class Dispatch:
         elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
             return []
         for name in names:
-            target, how = self.resolve_call(f"{argument}.{name}", module, caller)
-            if target is None or target.rpartition(".")[2] != name:
+            found = [t for t, _ in self.resolve_call_all(f"{argument}.{name}", module, caller)
+                     if t is not None and t.rpartition(".")[2] == name]
+            if not found:
                 continue
-            if target in self.libraries or self.defs.get(target) not in _METHOD_KINDS:
-                return []
-            receiver = caller.rpartition(".")[0] if how == "self" else None
-            return [(t, "implicit") for t in (target, *self.overrides(target, receiver))]
-        return []
+            found = [t for t in found if t not in self.libraries and self.defs.get(t) in _METHOD_KINDS]
+            if consumed and name == "__iter__":
+                found += self._next_after(found)
+            return [(t, "implicit") for t in dict.fromkeys(found)]
+        return self._sentinel_calls(argument, module, caller) if consumed and names[0] == "__iter__" else []
+
+    def _sentinel_calls(self, argument: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """`iter(f, sentinel)` calls f each time it is iterated: what iterating the argument calls
+        that way, when a value it may hold (through names and return statements) is one."""
+        out = []
+        for value, in_module, scope in self._held_values(argument, module, caller, 3):
+            callee = _callee_of(value)
+            said = _call_arguments(value) if callee is not None else ()
+            if len(said) == 2 and self.resolve_call(callee, in_module, scope)[0] == ONLY_MAKES_AN_ITERATOR:
+                out += [(t, "implicit") for t, _ in self._value_targets(said[0], "", in_module, scope)
+                        if self.defs.get(t) in _CALLABLE_OR_CLASS]
+        return list(dict.fromkeys(out))
+
+    def _held_values(self, text: str, module: str, scope: str, depth: int) -> list[tuple[str, str, str]]:
+        """The expressions `text` may evaluate to, each with the module and scope it is written
+        in: a name's assigned values, a called function's return statements, each side of an
+        `or` or a conditional expression, followed up to `depth` steps."""
+        if depth == 0:
+            return [(text, module, scope)]
+        if len(either := _either(text)) > 1:
+            return [v for side in either for v in self._held_values(side, module, scope, depth - 1)]
+        if _IDENTIFIER.match(text):
+            bound, how = self.lookup(text, module, scope)
+            if how == "bound":
+                where, _, name = bound.partition("\x00")
+                values = self.scope_facts[where][name][1] or ()
+                return [v for value in values for v in self._held_values(value, module, where, depth - 1)]
+            if how == "local" and self.defs.get(bound) == "variable":
+                held_in, value = self.evidence.get(bound, (None, None))
+                return self._held_values(value, held_in, held_in, depth - 1) if value else []
+            return []
+        callee = _callee_of(text)
+        function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        if function is not None and function not in self.libraries and self.defs.get(function) in _CALLABLE_KINDS:
+            self._need_scopes(_function_scopes(function))
+            in_module = self.evidence.get(function, (module,))[0]
+            return [(text, module, scope)] + [v for said in self.returns.get(function, ())
+                                              for v in self._held_values(said, in_module, function, depth - 1)]
+        return [(text, module, scope)]
+
+    def _next_after(self, iterators: list[str]) -> list[str]:
+        """The __next__ methods of what these __iter__ methods return (`return self`)."""
+        out = []
+        for holder in filter(None, map(self.type_of, iterators)):
+            step = self.member(holder, "__next__")
+            if step is not None and step not in self.libraries:
+                out += [step, *self.overrides(step, holder)]
+        return out
+
+    def resolve_implicit(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """What an implicit calls row (`x.__iter__` of a for loop, `x.__bool__` of a truth test,
+        `Ctx().__enter__`) runs in the project's own code."""
+        receiver, _, method = text.rpartition(".")
+        names = IMPLICIT_PROTOCOLS.get(method)
+        if names is not None and receiver:
+            return self._protocol_targets(receiver, names, module, caller, consumed=True)
+        return list(dict.fromkeys((t, "implicit") for t, how in self.resolve_call_all(text, module, caller)
+                                  if how in PROJECT_RESOLUTIONS and t not in self.libraries))
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""

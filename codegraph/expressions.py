@@ -48,17 +48,26 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
     "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
     "functools.update_wrapper": (),
 }
-# Builtins that run a method of their (first) argument: the methods, the first one a class has.
+# Builtins and library functions that run a method of their (first) argument: the methods, the
+# first one a class has. Those that iterate it call the __next__ of what __iter__ returns too,
+# but iter(), which only makes the iterator.
 _ITERATES = ("__iter__", "__getitem__")
-PROTOCOL_BUILTINS: dict[str, tuple[str, ...]] = {
-    "builtins.len": ("__len__",), "builtins.bool": ("__bool__", "__len__"), "builtins.iter": _ITERATES,
+_TRUTH = ("__bool__", "__len__")
+PROTOCOL_CALLS: dict[str, tuple[str, ...]] = {
+    "builtins.len": ("__len__",), "builtins.bool": _TRUTH, "builtins.iter": _ITERATES,
     "builtins.next": ("__next__",), "builtins.hash": ("__hash__",), "builtins.repr": ("__repr__",),
     "builtins.str": ("__str__", "__repr__"), "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
     "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",), "builtins.round": ("__round__",),
     "builtins.format": ("__format__",), "builtins.dir": ("__dir__",),
     **{f"builtins.{name}": _ITERATES for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max",
-                                                  "any", "all", "enumerate")},
+                                                  "any", "all", "enumerate", "zip")},
+    **{name: _ITERATES for name in ("itertools.islice", "itertools.cycle", "itertools.chain", "itertools.tee",
+                                    "itertools.pairwise", "itertools.zip_longest", "collections.deque")},
 }
+ONLY_MAKES_AN_ITERATOR = "builtins.iter"
+# What the methods of implicit calls rows fall back on: a truth test (`if x:`, `not x`) runs
+# __bool__ or else __len__, a for loop __iter__ or else __getitem__.
+IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH)}
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
@@ -126,11 +135,14 @@ def _is_lambda(text: str) -> bool:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _either(text: str) -> tuple[str, ...]:
-    """`validator or (lambda x: True)` -> ('validator', 'lambda x: True'): the values an `or`
-    may give; the text alone otherwise."""
-    node = _parsed(text) if " or " in text else None
+    """`validator or (lambda x: True)` -> ('validator', 'lambda x: True'), `a if strict else b`
+    -> ('a', 'b'): the values an `or` or a conditional expression may give; the text alone
+    otherwise."""
+    node = _parsed(text) if " or " in text or " else " in text else None
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return tuple(ast.unparse(v) for v in node.values)
+    if isinstance(node, ast.IfExp):
+        return ast.unparse(node.body), ast.unparse(node.orelse)
     return (text,)
 
 

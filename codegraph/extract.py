@@ -40,6 +40,14 @@ _QUERY_TEXT = """
 (with_item value: (_) @implicit_with)
 (for_statement right: (_) @implicit_for)
 (raise_statement . (_) @implicit_raise)
+(if_statement condition: [(identifier) (attribute)] @implicit_truth)
+(elif_clause condition: [(identifier) (attribute)] @implicit_truth)
+(while_statement condition: [(identifier) (attribute)] @implicit_truth)
+(conditional_expression "if" . [(identifier) (attribute)] @implicit_truth)
+(not_operator argument: [(identifier) (attribute)] @implicit_truth)
+(boolean_operator left: [(identifier) (attribute)] @implicit_truth)
+(boolean_operator right: [(identifier) (attribute)] @implicit_truth)
+(assert_statement . [(identifier) (attribute)] @implicit_truth)
 (subscript value: (identifier) @implicit_item (#eq? @implicit_item "self"))
 (comparison_operator (identifier) @implicit_compare (#eq? @implicit_compare "self"))
 (return_statement (_) @bind_return)
@@ -684,12 +692,13 @@ class _Extractor:
         return [_shorten(self.flat(c)) for c in node.named_children if c.type != "comment"]
 
     _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
-                 "implicit_raise": ("__init__",)}
+                 "implicit_raise": ("__init__",), "implicit_truth": ("__bool__",)}
     _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
     def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         """Rows for the methods Python calls without a call expression: the callee text names the
         object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
+        A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__).
         Operators on a method's own instance too: `self[k]`, `k in self`, `self == other`."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):

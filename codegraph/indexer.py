@@ -470,10 +470,10 @@ def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str],
     values: list[tuple[str | None, str | None]] = []
     alternative: list[bool] = []
     for i, (text, module, caller, kind, args) in enumerate(zip(texts, where, callers, kinds, arguments)):
-        answers = resolver.resolve_call_all(text, module, caller, args, firsts[i])
         if kind == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
-            answers = [a for a in answers if a[1] in PROJECT_RESOLUTIONS and a[0] not in resolver.libraries]
-            answers = [(t, "implicit") for t, _ in answers] or [(None, None)]
+            answers = resolver.resolve_implicit(text, module, caller) or [(None, None)]
+        else:
+            answers = resolver.resolve_call_all(text, module, caller, args, firsts[i])
         for j, answer in enumerate(answers):
             rows.append(i)
             values.append(answer)

@@ -20,7 +20,7 @@ from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
-    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_BUILTINS, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
+    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
     _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
     _own_class_call, _split_receiver, _either, _is_lambda)
 
@@ -719,7 +719,7 @@ class Resolver(Dispatch, Containers):
         (`map(f, xs)` runs f). first: resolve_call's answer, when the caller has it already."""
         first = first or self.resolve_call(text, module, caller)
         called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
-        protocol = PROTOCOL_BUILTINS.get(first[0]) if first[1] == "builtin" else None
+        protocol = PROTOCOL_CALLS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
         key = (text, caller, tuple(arguments)) if called or protocol else (text, caller)
         found = self._all.get(key)
         if found is None:
@@ -743,7 +743,8 @@ class Resolver(Dispatch, Containers):
                 found += [(t, _kept(how, "flow")) for t, how in (self._value_targets(given, "", module, caller)
                                                                  if targets is None else targets)]
         if protocol and arguments:
-            found += self._protocol_targets(next(iter(arguments)), protocol, module, caller)
+            found += self._protocol_targets(next(iter(arguments)), protocol, module, caller,
+                                            consumed=first[0] != ONLY_MAKES_AN_ITERATOR)
         if _DOTTED.match(text):
             if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
@@ -876,7 +877,7 @@ class Resolver(Dispatch, Containers):
             if not texts:
                 return out
             self._need_scopes(_function_scopes(function))
-            for text in texts:
+            for text in (side for said in texts for side in _either(said)):  # return a if k else b: each
                 callee = _callee_of(text)
                 if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
                         (callee == "cls" and self.defs.get(function) == "classmethod") or \

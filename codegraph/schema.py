@@ -249,8 +249,9 @@ TABLES: tuple[Table, ...] = (
         _c("callee_text", "VARCHAR", "\"self.parse_object\", \"json.loads\", \"f(x).g\"", True),
         _c("callee_name", "VARCHAR", "last identifier: \"loads\""),
         _c("kind", "VARCHAR", "call (a call expression) | decorator (`@dec` applied to what follows) | implicit "
-           "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__, `raise C` -> "
-           "C.__init__; in a method, operators on `self`: `self[k]` -> __getitem__, `self[k] = v` -> __setitem__, "
+           "(what Python calls for you: `with x` -> __enter__ and __exit__, `for _ in x` -> __iter__ (or __getitem__; "
+           "then the __next__ of what it returns; `iter(f, sentinel)` calls f), `raise C` -> C.__init__, a truth "
+           "test of a name (`if x`, `while x`, `not x`, `x or y`, `a if x else b`) -> __bool__ (or __len__); in a method, operators on `self`: `self[k]` -> __getitem__, `self[k] = v` -> __setitem__, "
            "`del self[k]` -> __delitem__, `k in self` -> __contains__, `self == o` -> __eq__ (and !=, <, <=, >, >=)) "
            "| init (`C()` also runs C.__init__: a row added by resolution next to the call) | property "
            "(reading `obj.size` runs the property's getter, assigning it the setter, and a descriptor's __get__ or "

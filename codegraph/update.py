@@ -25,7 +25,7 @@ from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_
                       _write_embeddings, _write_resolved, call_sites, evidence_sql)
 from .library import Finder
 from .resolve import MAX_HOPS
-from .expressions import PROTOCOL_BUILTINS
+from .expressions import PROTOCOL_CALLS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 
@@ -107,8 +107,8 @@ _FLOW_SITES_SQL = f"""
 """
 
 
-_PROTOCOL_BUILTINS = sorted(PROTOCOL_BUILTINS)
-_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_BUILTINS.values() for name in names)})
+_PROTOCOL_CALLS = sorted(PROTOCOL_CALLS)
+_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_CALLS.values() for name in names)})
 # When $implicit: the files reading or writing class attributes and decorated methods (descriptors),
 # calling the builtins that run a method of their argument, or with implicit calls.
 _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
@@ -367,7 +367,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
                 AND list_contains($added, split_part(text, '.', -1))
             UNION {_IMPLICIT_USES_SQL}
-        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_BUILTINS}
+        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_CALLS}
         ).fetchall()]
     else:
         affected = [r[0] for r in con.execute(f"""
@@ -384,7 +384,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
             UNION {_IMPLICIT_USES_SQL}
-        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_BUILTINS}).fetchall()]
+        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_CALLS}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

@@ -115,6 +115,23 @@ FILES = {
             bag = Bag()
             return len(bag), bool(bag)
         """,
+    "app/seq.py": """\
+        class Rows:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                raise StopIteration
+        """,
+    "app/scan.py": """\
+        from .seq import Rows
+
+        def scan(rows: Rows):
+            if rows:
+                return 1
+            for row in rows:
+                return row
+        """,
     "app/pair.py": """\
         from .handlers import shout
 
@@ -250,6 +267,8 @@ EDITS = [
     ("app/shells.py", lambda s: s.replace('{"bash": Bash}', '{"bash": Bash, "sh": Shell}')),  # an annotated literal
     ("app/emit.py", lambda s: s.replace("(callback, value):\n", "(callback, value):  # called through a name\n")),
     ("app/width.py", lambda s: s.replace("width_fn = lambda s: measure(s)", "width_fn = measure")),  # no lambda now
+    ("app/seq.py", lambda s: s + "\n    def __len__(self):\n        return 0\n"),  # `if rows:` runs it now
+    ("app/seq.py", lambda s: s.replace("def __next__", "def step")),  # the for loop runs no __next__ of ours now
 ]
 
 
@@ -295,6 +314,9 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
             } <= edges  # choose(True)(): the values of the name choose returns
     assert not any(callee == "app.handlers.whisper" and caller == "app.hooks.apply" for caller, callee, _ in edges)
     assert {("app.count.count", "app.bag.Bag.__len__", "implicit")} <= edges  # len(bag) and bool(bag)
+    # a for loop runs __iter__ and the __next__ of what it returns; `if rows:` nothing (no __bool__, no __len__)
+    assert {e for e in edges if e[0] == "app.scan.scan"} == {("app.scan.scan", "app.seq.Rows.__iter__", "implicit"),
+                                                             ("app.scan.scan", "app.seq.Rows.__next__", "implicit")}
     assert ("app.align.align", "app.handlers.shout", "alias") in edges  # text, fn = split(text); fn()
     assert ("app.grid.Grid.cell", "app.grid.Grid.__getitem__", "implicit") in edges  # self[key]
     assert ("app.terminal.complete", "app.shells.Bash", "return") in edges  # the classes SHELLS.get(name) gives
