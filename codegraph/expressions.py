@@ -146,6 +146,7 @@ def _either(text: str) -> tuple[str, ...]:
     return (text,)
 
 
+_STAR_ELEMENT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\[(\d+)\]\Z")  # `args[0]`: an element of a name
 _UNPACKED = re.compile(r"(.+\))\[(\d+)\]\Z")  # `f(x)[1]`: how bindings write `a, b = f(x)`
 
 

@@ -20,7 +20,7 @@ from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
-    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
+    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
     _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
     _own_class_call, _split_receiver, _either, _is_lambda)
 
@@ -29,6 +29,7 @@ _MEMO_LIMIT = 1 << 16
 MAX_HOPS = 3
 # The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
 ASSIGNED_RESOLUTIONS = ("alias", "container")
+_PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property subclass handing over
 _NOTHING: dict = {}
 
 
@@ -70,6 +71,7 @@ class Resolver(Dispatch, Containers):
         self.evidence = evidence or {}
         # function qualname -> name -> (kind, value, annotation, position) for the callers being resolved
         self.scope_facts: dict[str, dict[str, tuple]] = defaultdict(dict)
+        self.star_parameters: set[tuple[str, str]] = set()  # (function, name) of each *args
         # function qualname -> parameter position or keyword -> arguments passed to it (learn_flows)
         self.flows: dict[str, dict[str | int, list[tuple[str, str, str]]]] = defaultdict(lambda: defaultdict(list))
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
@@ -218,14 +220,16 @@ class Resolver(Dispatch, Containers):
     # -- names in code ----------------------------------------------------------------------
     def learn_scopes(self, bindings: Iterable[tuple], parameters: Iterable[tuple]) -> None:
         """The local names of the functions whose calls are resolved next: bindings rows
-        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation).
+        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation, kind).
         A name assigned several values keeps them all: a call through it may run each."""
         self._lookups.clear()  # what names mean may change with what is learned
         self._bound.clear()
         self._all.clear()
-        for owner, position, name, annotation in parameters:
+        for owner, position, name, annotation, kind in parameters:
             self.scope_facts[owner][name] = ("parameter", (), annotation, position)
             self._scopes_known.add(owner)
+            if kind == "var-positional":
+                self.star_parameters.add((owner, name))
         for scope, name, kind, value, annotation in bindings:
             self._scopes_known.add(scope)
             if kind == "return":
@@ -430,7 +434,15 @@ class Resolver(Dispatch, Containers):
             aliased = self._alias_of(target)  # h = helper at module level; h()
             if aliased is not None:
                 return aliased, "alias"
+            runs = self._call_method(self.type_of(target))  # merged = curry(merge); merged(): curry.__call__
+            if runs is not None:
+                return runs, "type"
         return target, how
+
+    def _call_method(self, holder: str | None) -> str | None:
+        """What calling an instance of the class runs: its __call__, when the project defines it."""
+        found = self.member(holder, "__call__") if holder is not None and self.defs.get(holder) == "class" else None
+        return found if found is not None and found not in self.libraries else None
 
     def _wrapper_of(self, function: str) -> str | None:
         """What runs when a decorated function is called: the function its outermost decorator
@@ -452,9 +464,11 @@ class Resolver(Dispatch, Containers):
                 decorator = made[0] if made else None
             else:
                 decorator = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
+            if decorator is not None and decorator not in self.libraries and self.defs.get(decorator) == "class":
+                return self._call_method(decorator)  # @curry def f(): f is a curry, f() runs curry.__call__
             if decorator is None or decorator in self.libraries or self.defs.get(decorator) not in _CALLABLE_KINDS:
                 return None
-            returned = [t for t, what in self._returned(decorator) if what == "callable"]
+            returned = [t for t, what in self._returned(decorator) if what == "callable" and t != decorator]
             return returned[0] if returned and returned[0] != function else None
         finally:
             self._busy.discard(function)
@@ -673,10 +687,15 @@ class Resolver(Dispatch, Containers):
             if partial is not None:
                 return [(partial, "partial")]
             return self._returned_answers(value, module, scope) or \
-                self._container_targets(value, module, scope)  # f = FUNCS.get(fmt); f()
+                self._container_targets(value, module, scope) or \
+                self._called_instance(value, module, scope)  # f = FUNCS.get(fmt); f(). c = C(); c()
         holder = self._type_of_value(value, module, scope)
         found = self._member_chain(holder, rest.split(".")) if holder else None
         return [(found, "type")] if found else self._field_targets(value, rest, module, scope)
+
+    def _called_instance(self, value: str, module: str, scope: str) -> list[tuple[str, str]]:
+        runs = self._call_method(self._type_of_value(value, module, scope))
+        return [(runs, "type")] if runs is not None else []
 
     def _field_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
         """`rest` of a value whose class the code does not say, read from the value itself: a
@@ -735,6 +754,8 @@ class Resolver(Dispatch, Containers):
             found.append((self._resolve_call(text, module, caller)[0], "decorated"))
         if first[1] == "self" and self.defs.get(first[0]) == "instance_attribute":
             found += self._stored_targets(first[0])
+        if text in _PROPERTY_GET and self.defs.get(caller) == "method":
+            found += self._getters(caller.rpartition(".")[0])
         for position, argument in enumerate(arguments if called else ()):
             keyword, equals, value = argument.partition("=")
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
@@ -817,19 +838,50 @@ class Resolver(Dispatch, Containers):
         return out
 
     def _stored_targets(self, attribute: str) -> list[tuple[str, str]]:
-        """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn;
+        """`self.fn = fn` in __init__, then `self.fn()`: what the constructor's callers pass for fn
+        (also through `fn = args[0]`, and wrapped: `self.fn = partial(fn, *args)`);
         `self.fn = fn or (lambda x: True)`: the lambda too, which is __init__'s code."""
-        said = self.evidence.get(attribute, (None, None))[1]
+        module, said = self.evidence.get(attribute, (None, None))
         init = attribute.rpartition(".")[0] + ".__init__"
+        if not said or self.defs.get(init) not in _CALLABLE_KINDS:
+            return []
+        self._need_scopes([init])
         out = []
-        for side in _either(said) if said else ():
-            if _is_lambda(side) and self.defs.get(init) in _CALLABLE_KINDS:
+        for side in _either(said):
+            if _is_lambda(side):
                 out.append((init, "lambda"))
-            elif _IDENTIFIER.match(side):
-                facts = self.scope_facts.get(init, {}).get(side)
-                if facts is not None and facts[0] == "parameter":
-                    out += self._flow_targets(init, side, facts[3], "")
+                continue
+            callee = _callee_of(side)
+            if callee is not None and self.resolve_call(callee, module, init)[0] == "functools.partial":
+                side = next(iter(_call_arguments(side)), "")
+            if _IDENTIFIER.match(side):
+                out += self._given_to(init, side)
         return out
+
+    def _getters(self, klass: str) -> list[tuple[str, str]]:
+        """The functions a subclass of property was made with (`fget`): what its __get__ runs when
+        it hands over to property.__get__."""
+        if "builtins.property" not in (base for base, _ in self.resolved_bases(klass)):
+            return []
+        return [(t, _kept(how, "flow")) for t, how in self._given_to(f"{klass}.__init__", "fget")]
+
+    def _given_to(self, function: str, name: str) -> list[tuple[str, str]]:
+        """What the callers of `function` pass for its local `name`: a parameter, or a name
+        assigned one or an element of its *args (`func = args[0]`)."""
+        facts = self.scope_facts.get(function, {}).get(name)
+        if facts is None:
+            return []
+        slots = [(name, facts[3])] if facts[0] == "parameter" else []
+        for value in facts[1] if not slots else ():
+            element = _STAR_ELEMENT.match(value)
+            star = self.scope_facts[function].get(element.group(1)) if element else None
+            if star is not None and star[0] == "parameter" and (function, element.group(1)) in self.star_parameters:
+                slots.append(("*", star[3] + int(element.group(2))))
+        flowing, self._flowing = self._flowing, True  # and on through the callers' own parameters
+        try:
+            return _unique(t for keyword, position in slots for t in self._flow_targets(function, keyword, position, ""))
+        finally:
+            self._flowing = flowing
 
     def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
         """`make(...)`: the functions and classes the return statements of make give back."""
@@ -894,6 +946,10 @@ class Resolver(Dispatch, Containers):
                     target, _ = self.resolve_call(callee, module, function)
                     if target is not None and self.defs.get(target) == "class":
                         out.append((target, "instance"))
+                    elif target == "functools.partial" and len(_call_arguments(text)) == 1:
+                        # return partial(deco, opt=opt): called, it is deco, given the same positions
+                        wrapped = self._partial_of(text, module, function)
+                        out += [(wrapped, "callable")] if wrapped is not None else []
                     elif target is None:  # return SHELLS.get(name)
                         out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
