@@ -20,9 +20,9 @@ from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
-    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _GENERIC, _unique,
-    _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords,
-    _own_class_call, _split_receiver, _either, _is_lambda)
+    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR,
+    _ELEMENT_OF, _ENTERED, _GENERIC, _unique, _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of,
+    _call_arguments, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -845,7 +845,6 @@ class Resolver(Dispatch, Containers):
         init = attribute.rpartition(".")[0] + ".__init__"
         if not said or self.defs.get(init) not in _CALLABLE_KINDS:
             return []
-        self._need_scopes([init])
         out = []
         for side in _either(said):
             if _is_lambda(side):
@@ -868,6 +867,7 @@ class Resolver(Dispatch, Containers):
     def _given_to(self, function: str, name: str) -> list[tuple[str, str]]:
         """What the callers of `function` pass for its local `name`: a parameter, or a name
         assigned one or an element of its *args (`func = args[0]`)."""
+        self._need_scopes([function])
         facts = self.scope_facts.get(function, {}).get(name)
         if facts is None:
             return []
@@ -879,7 +879,8 @@ class Resolver(Dispatch, Containers):
                 slots.append(("*", star[3] + int(element.group(2))))
         flowing, self._flowing = self._flowing, True  # and on through the callers' own parameters
         try:
-            return _unique(t for keyword, position in slots for t in self._flow_targets(function, keyword, position, ""))
+            return _unique(t for keyword, position in slots
+                           for t in self._flow_targets(function, keyword, position, ""))
         finally:
             self._flowing = flowing
 
