@@ -112,3 +112,47 @@ def test_a_called_lambda_is_what_it_returns_not_a_lambda(tmp_path):
     con.close()
     assert ("g", "m.pick", "lambda") in rows
     assert not any(text == "f" and callee is not None for text, callee, _ in rows)
+
+
+def test_a_decorator_with_optional_arguments_wraps_in_both_spellings(tmp_path):
+    """`def deco(func=None, *, opt=1): if func is None: return partial(deco, opt=opt) ... return
+    wrapper`: `@deco` and `@deco(opt=2)` both make f's calls run wrapper; the partial deco returns
+    for itself is never taken for the wrapper."""
+    import textwrap
+
+    import duckdb
+
+    from codegraph.indexer import index_repository
+
+    (tmp_path / "m.py").write_text(textwrap.dedent("""\
+        from functools import partial
+
+        def deco(func=None, *, opt=1):
+            if func is None:
+                return partial(deco, opt=opt)
+            def wrapper(*args):
+                return func(*args)
+            return wrapper
+
+        @deco
+        def plain():
+            return 1
+
+        @deco(opt=2)
+        def tuned():
+            return 2
+
+        def run():
+            return plain(), tuned()
+        """))
+    report = index_repository(tmp_path, tmp_path / "g.duckdb", jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    rows = set(con.execute("SELECT caller_qualname, callee_text, resolved_callee, resolution FROM calls "
+                           "WHERE resolved_callee IS NOT NULL").fetchall())
+    con.close()
+    assert {("m.run", "plain", "m.deco.<locals>.wrapper", "wrapper"),
+            ("m.run", "tuned", "m.deco.<locals>.wrapper", "wrapper")} <= rows
+    assert not any(caller == "m.run" and callee == "m.deco" for caller, _, callee, _ in rows)
+    # the decorated functions are what wrapper calls: both spellings hand them to deco's func
+    assert {("m.deco.<locals>.wrapper", "func", "m.plain", "flow"),
+            ("m.deco.<locals>.wrapper", "func", "m.tuned", "flow")} <= rows
