@@ -287,7 +287,7 @@ def _scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
 _IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
 _BASE_KEY = ("class_qualname", "module", "position", "base_text")
 _BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
-_PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation", "kind")
+_PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation", "kind", "default_value")
 
 
 def _returns(rows: Iterable[tuple]) -> dict[str, tuple[str, ...]]:

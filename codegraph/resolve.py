@@ -29,6 +29,7 @@ _MEMO_LIMIT = 1 << 16
 MAX_HOPS = 3
 # The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
 ASSIGNED_RESOLUTIONS = ("alias", "container")
+_CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property subclass handing over
 _NOTHING: dict = {}
 
@@ -220,13 +221,16 @@ class Resolver(Dispatch, Containers):
     # -- names in code ----------------------------------------------------------------------
     def learn_scopes(self, bindings: Iterable[tuple], parameters: Iterable[tuple]) -> None:
         """The local names of the functions whose calls are resolved next: bindings rows
-        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation, kind).
+        (scope, name, kind, value, annotation) and parameters rows (owner, position, name, annotation,
+        kind, default).
         A name assigned several values keeps them all: a call through it may run each."""
         self._lookups.clear()  # what names mean may change with what is learned
         self._bound.clear()
         self._all.clear()
-        for owner, position, name, annotation, kind in parameters:
-            self.scope_facts[owner][name] = ("parameter", (), annotation, position)
+        for owner, position, name, annotation, kind, default in parameters:
+            # a default that names something is a value the parameter holds when the caller leaves it out
+            held = (default,) if default and _NAMEISH.match(default) and default not in _CONSTANTS else ()
+            self.scope_facts[owner][name] = ("parameter", held, annotation, position)
             self._scopes_known.add(owner)
             if kind == "var-positional":
                 self.star_parameters.add((owner, name))
@@ -426,6 +430,9 @@ class Resolver(Dispatch, Containers):
             if found[0] is None:  # HANDLERS["a"]()
                 held = self._container_targets(text, module, caller)
                 found = held[0] if held else found
+            if found[0] is None:  # Guard()(error): Guard.__call__
+                runs = self._called_instance(text, module, caller)
+                found = runs[0] if runs else found
             return found
         target, how = self.resolve_expression(text, module, caller)
         if target is None:
@@ -872,6 +879,9 @@ class Resolver(Dispatch, Containers):
         if facts is None:
             return []
         slots = [(name, facts[3])] if facts[0] == "parameter" else []
+        module = self.evidence.get(function, (None,))[0]
+        defaults = [t for value in facts[1] if slots and module is not None  # def __init__(self, handler=quiet)
+                    for t in self._value_targets(value, "", module, function)]
         for value in facts[1] if not slots else ():
             element = _STAR_ELEMENT.match(value)
             star = self.scope_facts[function].get(element.group(1)) if element else None
@@ -879,8 +889,8 @@ class Resolver(Dispatch, Containers):
                 slots.append(("*", star[3] + int(element.group(2))))
         flowing, self._flowing = self._flowing, True  # and on through the callers' own parameters
         try:
-            return _unique(t for keyword, position in slots
-                           for t in self._flow_targets(function, keyword, position, ""))
+            return _unique([*defaults, *(t for keyword, position in slots
+                                         for t in self._flow_targets(function, keyword, position, ""))])
         finally:
             self._flowing = flowing
 
@@ -945,12 +955,13 @@ class Resolver(Dispatch, Containers):
                     continue
                 if callee is not None:
                     target, _ = self.resolve_call(callee, module, function)
-                    if target is not None and self.defs.get(target) == "class":
+                    # return partial(deco, opt=opt): called, it is deco, given the same positions
+                    wrapped = self._partial_of(text, module, function) if target == "functools.partial" and \
+                        len(_call_arguments(text)) == 1 else None
+                    if wrapped is not None:
+                        out.append((wrapped, "callable"))
+                    elif target is not None and self.defs.get(target) == "class":
                         out.append((target, "instance"))
-                    elif target == "functools.partial" and len(_call_arguments(text)) == 1:
-                        # return partial(deco, opt=opt): called, it is deco, given the same positions
-                        wrapped = self._partial_of(text, module, function)
-                        out += [(wrapped, "callable")] if wrapped is not None else []
                     elif target is None:  # return SHELLS.get(name)
                         out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
