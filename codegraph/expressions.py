@@ -70,6 +70,7 @@ ONLY_MAKES_AN_ITERATOR = "builtins.iter"
 IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH)}
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
+_CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it
 _GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
 _GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")

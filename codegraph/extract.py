@@ -447,7 +447,7 @@ class _Extractor:
                 if name not in attrs:
                     attrs[name] = (owner, node)
                 continue
-            annotation = self.flat(node.child_by_field_name("type"))
+            annotation = self.annotation(node)
             right = _assigned(node)
             value = self.value(right)
             targets = list(self._targets(left))
@@ -497,10 +497,24 @@ class _Extractor:
                 self.rows["members"].append(MemberRow(
                     id=self.new_id("member", qualname), file_id=self.file_id, class_id=owner.id,
                     class_qualname=class_qualname, name=name, qualname=qualname, module=self.module, path=self.path,
-                    kind="instance_attribute", signature=None, annotation=self.flat(node.child_by_field_name("type")),
+                    kind="instance_attribute", signature=None, annotation=self.annotation(node),
                     value=value, decorators=[], is_async=False, start_line=node.start_point[0] + 1,
                     end_line=node.end_point[0] + 1, docstring=None, source=self.text(node.parent)))
         return all_names
+
+    def annotation(self, assignment: Node) -> str | None:
+        """`x: T = v`, or the PEP 484 comment `x = v  # type: T` on a one-name assignment."""
+        written = self.flat(assignment.child_by_field_name("type"))
+        statement = assignment.parent
+        left = assignment.child_by_field_name("left")
+        if written is not None or statement is None or statement.type != "expression_statement" or \
+                left is None or left.type not in ("identifier", "attribute"):
+            return written
+        comment = statement.next_sibling
+        if comment is None or comment.type != "comment" or comment.start_point[0] != statement.end_point[0]:
+            return None
+        said = _TYPE_COMMENT.match(self.text(comment))
+        return said.group(1).strip() if said and not said.group(1).startswith("ignore") else None
 
     def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None,
              value_node: Node | None = None) -> None:
@@ -514,7 +528,7 @@ class _Extractor:
         annotation = None
         if statement is not None:
             right = _assigned(statement)
-            annotation = self.flat(statement.child_by_field_name("type"))
+            annotation = self.annotation(statement)
             if left.type == "identifier":
                 values = [self.value(right)]
             elif right is not None and right.type in ("expression_list", "tuple") and \
@@ -560,16 +574,19 @@ class _Extractor:
                         file_id=self.file_id, scope_qualname=scope.qualname, name="return", kind=kind,
                         line=node.start_point[0] + 1, value=self.value(node), annotation=None))
                     continue
-                entered = None
+                entered = caught = None
                 if kind == "as":
                     pattern = node.parent
                     if pattern is not None and pattern.type == "as_pattern" and pattern.parent is not None \
-                            and pattern.parent.type == "with_item" and pattern.named_child_count:
-                        entered = pattern.named_children[0]  # with X as y: y is what X.__enter__() gives
+                            and pattern.named_child_count:
+                        if pattern.parent.type == "with_item":
+                            entered = pattern.named_children[0]  # with X as y: y is what X.__enter__() gives
+                        elif pattern.parent.type == "except_clause":
+                            caught = pattern.named_children[0]  # except E as e: e is an E
                 if node.type == "as_pattern_target":
                     node = next((c for c in node.named_children if c.type != "comment"), node)
-                if entered is not None:
-                    self.bind(scope, node, "with", value_node=entered)
+                if entered is not None or caught is not None:
+                    self.bind(scope, node, "with" if entered is not None else "as", value_node=entered or caught)
                     continue
                 if node.type == "lambda_parameters":  # a lambda's names, counted as its function's
                     for param in node.named_children:
@@ -779,6 +796,7 @@ class _Extractor:
                               kind=kinds[node.id]))
 
 
+_TYPE_COMMENT = re.compile(r"#\s*type:\s*([^#]+)")
 _DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 
 

@@ -21,8 +21,8 @@ from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR,
-    _ELEMENT_OF, _ENTERED, _GENERIC, _unique, _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of,
-    _call_arguments, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
+    _ELEMENT_OF, _ENTERED, _CAUGHT, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
+    _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -242,6 +242,8 @@ class Resolver(Dispatch, Containers):
                 value = _ELEMENT_OF + value  # an element of what the loop iterates over
             elif kind == "with" and value:
                 value = _ENTERED + value  # what the context manager's __enter__ returns
+            elif kind == "as" and value:
+                value = _CAUGHT + value  # except E as e: an instance of E
             known = self.scope_facts[scope].get(name)
             if known is None:
                 self.scope_facts[scope][name] = ("assignment" if value else kind, (value,) if value else (),
@@ -663,6 +665,12 @@ class Resolver(Dispatch, Containers):
             return [(scope, "lambda")] if self.defs.get(scope) in _CALLABLE_KINDS else []
         if not rest and len(either := _either(value)) > 1:
             return _unique(t for side in either for t in self._value_targets(side, rest, module, scope))
+        if value.startswith(_CAUGHT):  # except (A, B) as e: e.f() runs A.f or B.f
+            named = _literal_elements(value[1:]) if value[1:2] == "(" else [value[1:]]
+            classes = [self.resolve_expression(n, module, scope)[0] for n in named or ()]
+            found = [self._member_chain(k, rest.split(".")) for k in classes
+                     if rest and k is not None and self.defs.get(k) == "class"]
+            return [(f, "type") for f in dict.fromkeys(found) if f is not None]
         if value.startswith(_ENTERED):
             manager = self._type_of_value(value[1:], module, scope)
             enter = self.member(manager, "__enter__") if manager else None

@@ -212,16 +212,17 @@ TABLES: tuple[Table, ...] = (
               _c("file_id", "BIGINT", "the file", True),
               _c("scope_qualname", "VARCHAR", "the function the name is bound in", True),
               _c("name", "VARCHAR", "the bound name", True),
-              _c("kind", "VARCHAR", "assignment | loop | with (`with X as y`) | as (`except E as e`, match patterns) | walrus | "
-                 "global | nonlocal | lambda (a lambda's "
+              _c("kind", "VARCHAR", "assignment | loop | with (`with X as y`) | as (`except E as e`: the value is E, "
+                 "e an instance of it; match patterns) | walrus | global | nonlocal | lambda (a lambda's "
                  "parameter, counted as its function's) | return (the name is `return`, the value what a return "
                  "statement gives back)", True),
               _c("line", "INTEGER", "where"),
               _c("value", "VARCHAR", "assignments of one name: the assigned expression; `a, b = x, y`: each "
                  "name's element; `a, b = f(...)`: `f(...)[0]`, `f(...)[1]`; a loop over one name: the "
-                 "iterated expression; with: the context manager expression; return: the returned expression; "
+                 "iterated expression; with: the context manager expression; as: the exception class caught; return: "
+                 "the returned expression; "
                  + _SHORTENED),
-              _c("annotation", "VARCHAR", "`x: T = ...`: the annotation as written"))),
+              _c("annotation", "VARCHAR", "`x: T = ...` (or `x = ...  # type: T`): the annotation as written"))),
     Table("imports", "every import statement, one row per imported name", (
         _c("file_id", "BIGINT", "the file", True),
         _c("module", "VARCHAR", "the importing module", True),
