@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _IDENTIFIER,
                           _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of,
-                          _either, _function_scopes)
+                          _either, _evaluated, _function_scopes)
 from .schema import PROJECT_RESOLUTIONS
 
 
@@ -107,7 +107,8 @@ class Dispatch:
             if how == "bound":
                 where, _, name = bound.partition("\x00")
                 values = self.scope_facts[where][name][1] or ()
-                return [v for value in values for v in self._held_values(value, module, where, depth - 1)]
+                return [v for value in values for text, at in [_evaluated(value, where)]
+                        for v in self._held_values(text, module, at, depth - 1)]
             if how == "local" and self.defs.get(bound) == "variable":
                 held_in, value = self.evidence.get(bound, (None, None))
                 return self._held_values(value, held_in, held_in, depth - 1) if value else []

@@ -71,6 +71,15 @@ IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH)}
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it
+_DEFAULT = "\x04"  # a parameter's default: the expression after it, evaluated where the def is
+
+
+def _evaluated(value: str, scope: str) -> tuple[str, str]:
+    """A value of a function's local name and the scope its names are looked up in: a default
+    (`def f(x=x)`) in the one around the def (the enclosing function, class or module)."""
+    if not value.startswith(_DEFAULT):
+        return value, scope
+    return value[1:], scope.rsplit(_LOCALS, 1)[0] if _LOCALS in scope else scope.rpartition(".")[0]
 _GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
 _GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")

@@ -21,7 +21,7 @@ from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR,
-    _ELEMENT_OF, _ENTERED, _CAUGHT, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
+    _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _evaluated, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
     _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
 
 
@@ -229,7 +229,7 @@ class Resolver(Dispatch, Containers):
         self._all.clear()
         for owner, position, name, annotation, kind, default in parameters:
             # a default that names something is a value the parameter holds when the caller leaves it out
-            held = (default,) if default and _NAMEISH.match(default) and default not in _CONSTANTS else ()
+            held = (_DEFAULT + default,) if default and _NAMEISH.match(default) and default not in _CONSTANTS else ()
             self.scope_facts[owner][name] = ("parameter", held, annotation, position)
             self._scopes_known.add(owner)
             if kind == "var-positional":
@@ -661,6 +661,7 @@ class Resolver(Dispatch, Containers):
         """What a call through a name holding `value` runs: the function or class it names
         (alias), a method of the class it is an instance of (type), or what a call returns; a
         lambda, the function it is written in (lambda); each side of an `or`."""
+        value, scope = _evaluated(value, scope)
         if not rest and _is_lambda(value):
             return [(scope, "lambda")] if self.defs.get(scope) in _CALLABLE_KINDS else []
         if not rest and len(either := _either(value)) > 1:
