@@ -65,18 +65,24 @@ class Containers:
                     for text, at in [_evaluated(value, facts_scope)]
                     for e in self._elements(text, module, at, depth + 1, calls)]
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
-            target = self.member(scope.rpartition(".")[0], rest)
+            klass = scope.rpartition(".")[0]
+            # self.FUNCS: the class's, or a subclass's own when self is one (Date.FUNCS under DateTime)
+            targets = [self.member(klass, rest), *(f"{sub}.{rest}" for sub in self.subclasses(klass)
+                                                   if self.defs.get(f"{sub}.{rest}") == "class_attribute")]
         elif how in ("local", "import"):
-            target = self.canonical(f"{target}.{rest}" if rest else target)
+            targets = [self.canonical(f"{target}.{rest}" if rest else target)]
         else:
             return []
-        if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
-            return []
-        where, said = self.evidence.get(target, (None, None))
-        if not said:
-            return []
-        holder = target.rpartition(".")[0]
-        return self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1, calls)
+        out = []
+        for target in dict.fromkeys(targets):
+            if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
+                continue
+            where, said = self.evidence.get(target, (None, None))
+            if said:
+                holder = target.rpartition(".")[0]
+                out += self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1,
+                                      calls)
+        return out
 
     def _item_type(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
         """The class of `text[k]` and `text.get(k)`: what the container's annotation says its

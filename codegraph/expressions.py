@@ -233,6 +233,16 @@ def _bare_annotation(text: str) -> str:
     if optional:
         text = optional.group(1)
     return _NONE_UNION.sub("", text).strip().strip("'\"")
+
+
+def _union_members(annotation: str) -> list[str]:
+    """`Field | type`, `Union[Field, type]` -> ['Field', 'type']; [] for anything else."""
+    name, arguments = _type_arguments(annotation)
+    members = list(arguments) if name == "Union" else annotation.split("|") if "|" in annotation and \
+        "[" not in annotation else []
+    return [m.strip().strip("'\"") for m in members]
+
+
 _NAME_TAIL = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\Z")
 
 

@@ -444,8 +444,8 @@ class _Extractor:
                     continue
                 name = self.text(attr)
                 attrs = instance_attrs.setdefault(owner.qualname, {})
-                if name not in attrs:
-                    attrs[name] = (owner, node)
+                if name not in attrs or self.text(attrs[name][1].child_by_field_name("right")) == "None":
+                    attrs[name] = (owner, node)  # the first value that says something: not a None placeholder
                 continue
             annotation = self.annotation(node)
             right = _assigned(node)

@@ -22,7 +22,7 @@ from .expressions import (
     _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
     _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR,
     _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _evaluated, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
-    _SUBSCRIPTED, _callee_of, _call_arguments, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
+    _SUBSCRIPTED, _callee_of, _call_arguments, _call_parts, _union_members, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -414,6 +414,9 @@ class Resolver(Dispatch, Containers):
                     aliased = self._alias_of(found)  # signer = Signer in the class body; self.signer()
                     if aliased is not None:
                         return aliased, "alias"
+                    runs = self._call_method(self.type_of(found))  # _regex = Memoizer(); self._regex()
+                    if runs is not None:
+                        return runs, "type"
                 return (found, "self") if found else (None, None)
         if head.startswith("super()"):
             match = _SUPER.match(text)
@@ -543,6 +546,9 @@ class Resolver(Dispatch, Containers):
                 found = self._type_of_annotation(text, module, scope) or self._type_of_value(text, module, scope, _depth)
                 if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
                     found = self._type_of_stored_parameter(scope, text, module)
+                elif found is None and kind == "instance_attribute" and _callee_of(text) is not None:
+                    self._need_scopes([f"{scope}.__init__"])  # self.inner = ensure(param): read in __init__
+                    found = self._type_of_value(text, module, f"{scope}.__init__", _depth)
         self._types[qualname] = found
         return found
 
@@ -556,13 +562,59 @@ class Resolver(Dispatch, Containers):
         return self._type_of_annotation(facts[2], module, init)
 
     def _type_of_annotation(self, text: str | None, module: str, scope: str) -> str | None:
+        """The class an annotation names; of a union (`Field | type`), its one project class."""
         if not text:
             return None
         text = _bare_annotation(text)
+        lookup_scope = module if scope not in self.defs else scope
         if not _DOTTED.match(text):
-            return None
-        target, _ = self.resolve_expression(text, module, module if scope not in self.defs else scope)
+            members = _union_members(text)
+            classes = {t for t in (self.resolve_expression(m, module, lookup_scope)[0] for m in members)
+                       if t is not None and self.defs.get(t) == "class" and t not in self.libraries}
+            return classes.pop() if len(classes) == 1 else None
+        target, _ = self.resolve_expression(text, module, lookup_scope)
         return target if target and self.defs.get(target) == "class" else None
+
+    def _type_of_name(self, name: str, module: str, scope: str) -> str | None:
+        """The class a local name's annotation says, else the first of its values that says one."""
+        bound, how = self.lookup(name, module, scope)
+        if how != "bound":
+            return None
+        where, _, local = bound.partition("\x00")
+        _, values, annotation, _ = self.scope_facts[where][local]
+        found = self._type_of_annotation(annotation, module, where)
+        for value in values if found is None and bound not in self._busy else ():
+            self._busy.add(bound)
+            try:
+                text, at = _evaluated(value, where)
+                found = self._type_of_value(text, module, at, 1)
+            finally:
+                self._busy.discard(bound)
+            if found is not None:
+                break
+        return found
+
+    def _passed_through(self, function: str, call_text: str, module: str, scope: str, depth: int) -> str | None:
+        """`ensure(x)` where ensure returns its parameter as given (`return cls_or_instance`): the
+        class of the argument."""
+        self._need_scopes([function])
+        facts = self.scope_facts.get(function, {})
+        positional, keywords = _call_parts(call_text)
+        offset = 1 if self.defs.get(function) in _SELF_KINDS else 0
+        for said in self.returns.get(function, ()):
+            param = facts.get(said) if _IDENTIFIER.match(said) else None
+            if param is None or param[0] != "parameter" or param[3] is None:
+                continue
+            given = dict(keywords).get(said)
+            if given is None and 0 <= param[3] - offset < len(positional):
+                given = positional[param[3] - offset]
+            if given is None:
+                continue
+            found = self._type_of_name(given, module, scope) if _IDENTIFIER.match(given) else \
+                self._type_of_value(given, module, scope, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _type_of_value(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
         """`C(...)` is a C; `make(...)` is what make returns; `other` is what other holds;
@@ -587,7 +639,9 @@ class Resolver(Dispatch, Containers):
                 return None
             if self.defs[target] == "class":
                 return target
-            return self.type_of(target, depth + 1) if self.defs[target] in _CALLABLE_KINDS else None
+            if self.defs[target] not in _CALLABLE_KINDS:
+                return None
+            return self.type_of(target, depth + 1) or self._passed_through(target, text, module, lookup_scope, depth)
         if _DOTTED.match(text):
             target, how = self.resolve_expression(text, module, lookup_scope)
             if target and target in self.defs and self.defs[target] not in _CALLABLE_CLASS_OR_MODULE:
