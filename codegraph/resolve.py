@@ -702,14 +702,22 @@ class Resolver(Dispatch, Containers):
             return [(found, "type")] if found else []
         found: list[tuple[str, str]] = []
         if values:  # what the function assigns it (a parameter's default set in the body too)
-            flowing, self._flowing = self._flowing, False  # flows reach calls on a parameter itself only
+            flowing = self._flowing  # flows reach calls on a parameter itself, or on a name it is assigned to
             try:
-                found = _unique(t for value in values for t in self._value_targets(value, rest, module, scope))
+                for value in values:
+                    self._flowing = flowing and self._names_a_parameter(value, scope)
+                    found += self._value_targets(value, rest, module, scope)
+                found = _unique(found)
             finally:
                 self._flowing = flowing
         if kind == "parameter" and self._flowing and self._hops < MAX_HOPS:
             found = _unique([*found, *self._flow_targets(scope, name, position, rest)])
         return found
+
+    def _names_a_parameter(self, value: str, scope: str) -> bool:
+        """`accessor_func = accessor or default`: the value is (a side of it is) a parameter of scope."""
+        facts = self.scope_facts.get(scope, _NOTHING)
+        return any(_IDENTIFIER.match(side) and facts.get(side, ("",))[0] == "parameter" for side in _either(value))
 
     def _value_targets(self, value: str, rest: str, module: str, scope: str) -> list[tuple[str, str]]:
         """What a call through a name holding `value` runs: the function or class it names
@@ -826,6 +834,9 @@ class Resolver(Dispatch, Containers):
             found += self._stored_targets(first[0])
         if text in _PROPERTY_GET and self.defs.get(caller) == "method":
             found += self._getters(caller.rpartition(".")[0])
+        if self.defs.get(first[0]) == "property":  # self.validate_all(x): the getter, then what it gives's __call__
+            runs = self._call_method(self.type_of(first[0]))
+            found += [(runs, "type")] if runs is not None else []
         for position, argument in enumerate(arguments if called else ()):
             keyword, equals, value = argument.partition("=")
             if (keyword if equals and _IDENTIFIER.match(keyword) else position) in called:
@@ -886,8 +897,9 @@ class Resolver(Dispatch, Containers):
         if how != "bound":
             return None
         scope, _, name = target.partition("\x00")
-        # flows reach a parameter itself only; other names answer as resolve_call does (cached)
-        self._flowing = self.scope_facts[scope][name][0] == "parameter"
+        # flows reach a parameter itself, or a name assigned one; other names answer as resolve_call does (cached)
+        facts = self.scope_facts[scope][name]
+        self._flowing = facts[0] == "parameter" or any(self._names_a_parameter(v, scope) for v in facts[1])
         try:
             return self._through_bindings(target, rest, module)
         finally:
