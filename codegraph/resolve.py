@@ -695,11 +695,12 @@ class Resolver(Dispatch, Containers):
             holder = scope.rpartition(".")[0]
         elif annotation:
             holder = self._type_of_annotation(annotation, module, scope)
-        if holder is not None:
+        if holder is not None and (rest or not annotation or kind != "parameter"):
             if not rest and kind == "parameter" and self.defs.get(scope) == "classmethod":
                 return [(holder, "self")]  # cls(): the class (a subclass's, when called on one)
             found = self._member_chain(holder, rest.split(".")) if rest else None
             return [(found, "type")] if found else []
+        # an annotated parameter called itself (`def make(f: Field | type): f()`): what callers pass
         found: list[tuple[str, str]] = []
         if values:  # what the function assigns it (a parameter's default set in the body too)
             flowing = self._flowing  # flows reach calls on a parameter itself, or on a name it is assigned to
