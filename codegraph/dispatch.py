@@ -57,11 +57,13 @@ class Dispatch:
         return [t for t, what in self._returned(decorator) if what == "instance"]
 
     def _protocol_targets(self, argument: str, names: tuple[str, ...], module: str, caller: str,
-                          consumed: bool = False) -> list[tuple[str, str]]:
+                          consumed: bool = False, every_value: bool = False) -> list[tuple[str, str]]:
         """`len(deck)` runs Deck.__len__, `bool(x)` x's __bool__ or else its __len__: the first of
         `names` the argument's class has, when the project defines it, for every value the
         argument may hold. consumed: the argument is iterated to its end (`list(x)`, a for loop),
-        which runs the __next__ of what its __iter__ returns as well."""
+        which runs the __next__ of what its __iter__ returns as well. every_value: ask for every
+        value it may hold, what callers pass to a parameter included (a for loop, a local name
+        given to a builtin); else the one answer a call would start from, and its overrides."""
         if _DOTTED.match(argument):  # len(Deck) asks the class's class, not Deck.__len__
             if "." not in argument and self.lookup(argument, module, caller)[1] == "bound":
                 named = None  # a local: what it holds is an instance's class's, as the call says
@@ -72,8 +74,7 @@ class Dispatch:
         elif _callee_of(argument) is None:  # a literal, an operation, `key=...`, `*args`: nothing said
             return []
         for name in names:
-            found = [t for t, _ in self.resolve_call_all(f"{argument}.{name}", module, caller)
-                     if t is not None and t.rpartition(".")[2] == name]
+            found = self._protocol_methods(f"{argument}.{name}", module, caller, every_value)
             if not found:
                 continue
             found = [t for t in found if t not in self.libraries and self.defs.get(t) in _METHOD_KINDS]
@@ -81,6 +82,19 @@ class Dispatch:
                 found += self._next_after(found)
             return [(t, "implicit") for t in dict.fromkeys(found)]
         return self._sentinel_calls(argument, module, caller) if consumed and names[0] == "__iter__" else []
+
+    def _protocol_methods(self, text: str, module: str, caller: str, every_value: bool) -> list[str]:
+        """The methods `x.__len__` may run: resolve_call's answer and its overrides, or with
+        every_value what resolve_call_all gives (a tenth of the stdlib's index time when asked for
+        every truth test)."""
+        name = text.rpartition(".")[2]
+        if every_value:
+            return [t for t, _ in self.resolve_call_all(text, module, caller) if t is not None and
+                    t.rpartition(".")[2] == name]
+        target, how = self.resolve_call(text, module, caller)
+        if target is None or target.rpartition(".")[2] != name:
+            return []
+        return [target, *self.overrides(target, caller.rpartition(".")[0] if how == "self" else None)]
 
     def _sentinel_calls(self, argument: str, module: str, caller: str) -> list[tuple[str, str]]:
         """`iter(f, sentinel)` calls f each time it is iterated: what iterating the argument calls
@@ -137,7 +151,8 @@ class Dispatch:
         receiver, _, method = text.rpartition(".")
         names = IMPLICIT_PROTOCOLS.get(method)
         if names is not None and receiver:
-            return self._protocol_targets(receiver, names, module, caller, consumed=True)
+            iterated = names[0] == "__iter__"
+            return self._protocol_targets(receiver, names, module, caller, consumed=iterated, every_value=iterated)
         return list(dict.fromkeys((t, "implicit") for t, how in self.resolve_call_all(text, module, caller)
                                   if how in PROJECT_RESOLUTIONS and t not in self.libraries))
 

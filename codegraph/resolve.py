@@ -846,8 +846,9 @@ class Resolver(Dispatch, Containers):
                 found += [(t, _kept(how, "flow")) for t, how in (self._value_targets(given, "", module, caller)
                                                                  if targets is None else targets)]
         if protocol and arguments:
-            found += self._protocol_targets(next(iter(arguments)), protocol, module, caller,
-                                            consumed=first[0] != ONLY_MAKES_AN_ITERATOR)
+            given = next(iter(arguments))
+            found += self._protocol_targets(given, protocol, module, caller, first[0] != ONLY_MAKES_AN_ITERATOR,
+                                            every_value=self.lookup(given, module, caller)[1] == "bound")
         if _DOTTED.match(text):
             if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
