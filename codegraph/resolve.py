@@ -414,6 +414,7 @@ class Resolver(Dispatch, Containers):
                     aliased = self._alias_of(found)  # signer = Signer in the class body; self.signer()
                     if aliased is not None:
                         return aliased, "alias"
+                if self.defs.get(found) in ("class_attribute", "instance_attribute"):
                     runs = self._call_method(self.type_of(found))  # _regex = Memoizer(); self._regex()
                     if runs is not None:
                         return runs, "type"
