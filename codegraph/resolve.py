@@ -19,10 +19,11 @@ from .containers import Containers
 from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
-    _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER,
-    _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR,
-    _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _evaluated, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
-    _SUBSCRIPTED, _callee_of, _call_arguments, _call_parts, _union_members, _call_keywords, _own_class_call, _split_receiver, _either, _is_lambda)
+    _CALLABLE_CLASS_OR_MODULE, _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH,
+    _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS, _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF,
+    _ENTERED, _CAUGHT, _DEFAULT, _evaluated, _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT,
+    _SUBSCRIPTED, _callee_of, _call_arguments, _call_parts, _union_members, _call_keywords, _own_class_call,
+    _split_receiver, _either, _is_lambda)
 
 
 _MEMO_LIMIT = 1 << 16
@@ -849,7 +850,8 @@ class Resolver(Dispatch, Containers):
         if protocol and arguments:
             given = next(iter(arguments))
             found += self._protocol_targets(given, protocol, module, caller, first[0] != ONLY_MAKES_AN_ITERATOR,
-                                            every_value=self.lookup(given, module, caller)[1] == "bound")
+                                            every_value=bool(_IDENTIFIER.match(given)) and
+                                            self.lookup(given, module, caller)[1] == "bound")
         if _DOTTED.match(text):
             if not self._own_answer(text, caller, first):
                 found += self._given_targets(text, module, caller) or []
