@@ -1,0 +1,245 @@
+"""What a value is: the class an annotation, an assigned value or a call's result says it is an
+instance of, and what a function's return statements give back. A mixin of Resolver
+(resolve.py), whose names, bindings and calls these read."""
+
+from __future__ import annotations
+
+from .expressions import (
+    _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER, _SELF_KINDS, _SUBSCRIPTED,
+    _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either, _evaluated,
+    _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
+
+
+def _kept(how: str, label: str) -> str:
+    """An answer relabelled by how it was reached, except a lambda's: a lambda has no node, so
+    arguments given to it must never be bound to the parameters of the function it is written in."""
+    return how if how == "lambda" else label
+
+
+class Values:
+    """Mixed into Resolver."""
+
+    def type_of(self, qualname: str, _depth: int = 0) -> str | None:
+        """The class a definition's value is an instance of (attributes, variables), or that a
+        function returns; None when the code does not say."""
+        if qualname in self._types:
+            return self._types[qualname]
+        self._types[qualname] = None  # a cycle says nothing
+        found = None
+        if _depth < 8 and qualname in self.evidence:
+            module, text = self.evidence[qualname]
+            kind = self.defs.get(qualname)
+            scope = qualname.rpartition(".")[0] or module
+            if kind in _CALLABLE_KINDS:
+                returns = text.rpartition("->")[2] if "->" in text else None
+                found = self._type_of_annotation(returns, module, scope) if returns else None
+                if found is None:  # def make(): return C()
+                    found = next((t for t, what in self._returned(qualname) if what == "instance"), None)
+            else:
+                found = self._type_of_annotation(text, module, scope) or self._type_of_value(text, module, scope, _depth)
+                if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
+                    found = self._type_of_stored_parameter(scope, text, module)
+                elif found is None and kind == "instance_attribute" and _callee_of(text) is not None:
+                    self._need_scopes([f"{scope}.__init__"])  # self.inner = ensure(param): read in __init__
+                    found = self._type_of_value(text, module, f"{scope}.__init__", _depth)
+        self._types[qualname] = found
+        return found
+
+    def _type_of_stored_parameter(self, klass: str, name: str, module: str) -> str | None:
+        """`def __init__(self, param: Parameter): self.param = param`: the parameter's annotation."""
+        init = f"{klass}.__init__"
+        self._need_scopes([init])
+        facts = self.scope_facts.get(init, {}).get(name)
+        if facts is None or facts[0] != "parameter" or not facts[2]:
+            return None
+        return self._type_of_annotation(facts[2], module, init)
+
+    def _type_of_annotation(self, text: str | None, module: str, scope: str) -> str | None:
+        """The class an annotation names; of a union (`Field | type`), its one project class."""
+        if not text:
+            return None
+        text = _bare_annotation(text)
+        lookup_scope = module if scope not in self.defs else scope
+        if not _DOTTED.match(text):
+            members = _union_members(text)
+            classes = {t for t in (self.resolve_expression(m, module, lookup_scope)[0] for m in members)
+                       if t is not None and self.defs.get(t) == "class" and t not in self.libraries}
+            return classes.pop() if len(classes) == 1 else None
+        target, _ = self.resolve_expression(text, module, lookup_scope)
+        return target if target and self.defs.get(target) == "class" else None
+
+    def _type_of_name(self, name: str, module: str, scope: str) -> str | None:
+        """The class a local name's annotation says, else the first of its values that says one."""
+        bound, how = self.lookup(name, module, scope)
+        if how != "bound":
+            return None
+        where, _, local = bound.partition("\x00")
+        _, values, annotation, _ = self.scope_facts[where][local]
+        found = self._type_of_annotation(annotation, module, where)
+        for value in values if found is None and bound not in self._busy else ():
+            self._busy.add(bound)
+            try:
+                text, at = _evaluated(value, where)
+                found = self._type_of_value(text, module, at, 1)
+            finally:
+                self._busy.discard(bound)
+            if found is not None:
+                break
+        return found
+
+    def _passed_through(self, function: str, call_text: str, module: str, scope: str, depth: int) -> str | None:
+        """`ensure(x)` where ensure returns its parameter as given (`return cls_or_instance`): the
+        class of the argument."""
+        self._need_scopes([function])
+        facts = self.scope_facts.get(function, {})
+        positional, keywords = _call_parts(call_text)
+        offset = 1 if self.defs.get(function) in _SELF_KINDS else 0
+        for said in self.returns.get(function, ()):
+            param = facts.get(said) if _IDENTIFIER.match(said) else None
+            if param is None or param[0] != "parameter" or param[3] is None:
+                continue
+            given = dict(keywords).get(said)
+            if given is None and 0 <= param[3] - offset < len(positional):
+                given = positional[param[3] - offset]
+            if given is None:
+                continue
+            found = self._type_of_name(given, module, scope) if _IDENTIFIER.match(given) else \
+                self._type_of_value(given, module, scope, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _type_of_value(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
+        """`C(...)` is a C; `make(...)` is what make returns; `other` is what other holds;
+        `cast(C, x)` and `type(self)(...)` say it; `table[k]` and `table.get(k)` hold what the
+        table's annotation or literal says its values are."""
+        callee = _callee_of(text)
+        lookup_scope = scope if scope in self.defs else module
+        own = _own_class_call(text)
+        if own is not None:
+            return self._own_class(own, lookup_scope)
+        item = _SUBSCRIPTED.match(text) or _GOT.match(text)
+        if item is not None and depth < 4:
+            found = self._item_type(item.group(1), module, lookup_scope, depth)
+            if found is not None:
+                return found
+        if callee is not None:
+            target, _ = self.resolve_call(callee, module, lookup_scope) if depth < 4 else (None, None)
+            if target == "typing.cast":
+                said = _call_arguments(text)
+                return self._type_of_annotation(said[0], module, lookup_scope) if said else None
+            if target is None or target not in self.defs:
+                return None
+            if self.defs[target] == "class":
+                return target
+            if self.defs[target] not in _CALLABLE_KINDS:
+                return None
+            return self.type_of(target, depth + 1) or self._passed_through(target, text, module, lookup_scope, depth)
+        if _DOTTED.match(text):
+            target, how = self.resolve_expression(text, module, lookup_scope)
+            if target and target in self.defs and self.defs[target] not in _CALLABLE_CLASS_OR_MODULE:
+                return self.type_of(target, depth + 1)
+        return None
+
+    def _member_chain(self, holder: str, parts: list[str]) -> str | None:
+        """`holder.a.b`: the member b of the class a's value is an instance of, and so on."""
+        if len(parts) == 1:
+            return self.member(holder, parts[0])
+        for i, part in enumerate(parts):
+            member = self.member(holder, part)
+            if member is None:
+                return None
+            if i == len(parts) - 1:
+                return member
+            holder = self.type_of(member)
+            if holder is None:
+                return None
+        return None
+
+    def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
+        """`make(...)`: the functions and classes the return statements of make give back."""
+        return [t for t, what in self._returned_by(call_text, module, scope) if what == "callable"]
+
+    def _returned_answers(self, call_text: str, module: str, scope: str) -> list[tuple[str, str]]:
+        """What calling what `make(...)` gives back runs: its functions and classes ('return') and its
+        lambdas, each the function that wrote it ('lambda')."""
+        return [(t, "return" if what == "callable" else what) for t, what in self._returned_by(call_text, module, scope)
+                if what in ("callable", "lambda")]
+
+    def _returned_by(self, call_text: str, module: str, scope: str) -> list[tuple[str, str]]:
+        callee = _callee_of(call_text)
+        target = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        return self._returned(target) if target is not None else []
+
+    def _partial_of(self, call_text: str, module: str, scope: str) -> str | None:
+        """`functools.partial(f, x)`: f, which runs when the partial object is called."""
+        callee = _callee_of(call_text)
+        if callee is None or self.resolve_call(callee, module, scope)[0] != "functools.partial":
+            return None
+        said = _call_arguments(call_text)
+        if not said or not _DOTTED.match(said[0]):
+            return None
+        target, _ = self.resolve_expression(said[0], module, scope)
+        return target if target is not None and self.defs.get(target) in _CALLABLE_OR_CLASS else None
+
+    def _returned(self, function: str) -> list[tuple[str, str]]:
+        """(definition, 'callable' | 'instance' | 'lambda') for the return statements of a function
+        that name a function or class, build an instance of a class (`return C(...)`, `return
+        self`) or give a lambda (the function it is written in).
+        Names bound inside the function are followed through their assigned values (not through
+        what callers pass to its parameters)."""
+        texts = self.returns.get(function)
+        if function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return []
+        module, said = self.evidence.get(function, (None, ""))
+        if module is None:
+            return []
+        self._busy.add(function)
+        try:
+            named = _TYPE_OF_CLASS.match(_bare_annotation(said.rpartition("->")[2])) if "->" in said else None
+            klass = self._type_of_annotation(named.group(1), module, function) if named else None
+            out = [(klass, "callable")] if klass else []  # -> Type[Shell]: calling what it returns makes one
+            if not texts:
+                return out
+            self._need_scopes(_function_scopes(function))
+            for text in (side for said in texts for side in _either(said)):  # return a if k else b: each
+                callee = _callee_of(text)
+                if (text == "self" and self.defs.get(function) in _SELF_KINDS) or \
+                        (callee == "cls" and self.defs.get(function) == "classmethod") or \
+                        ((own := _own_class_call(text)) is not None and self._own_class(own, function)):
+                    out.append((function.rpartition(".")[0], "instance"))  # return self; return cls(...)
+                    continue
+                if _is_lambda(text):  # return lambda x: ...: called elsewhere, it is this function's code
+                    out.append((function, "lambda"))
+                    continue
+                if not _DOTTED.match(callee or text):  # return HANDLERS[k]
+                    out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
+                    continue
+                if callee is not None:
+                    target, _ = self.resolve_call(callee, module, function)
+                    # return partial(deco, opt=opt): called, it is deco, given the same positions
+                    wrapped = self._partial_of(text, module, function) if target == "functools.partial" and \
+                        len(_call_arguments(text)) == 1 else None
+                    if wrapped is not None:
+                        out.append((wrapped, "callable"))
+                    elif target is not None and self.defs.get(target) == "class":
+                        out.append((target, "instance"))
+                    elif target is None:  # return SHELLS.get(name)
+                        out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
+                    continue
+                # fn = a / fn = b; return fn: each value (_value_targets reads every value of a bound name)
+                out += [(t, _kept(how, "callable")) for t, how in self._value_targets(text, "", module, function)]
+            return _unique(out)
+        finally:
+            self._busy.discard(function)
+
+    def resolve_on_result(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
+        """`C().f`, `make().f`, `self.get().f`: a method on what a call returns."""
+        receiver, name = _split_receiver(text)
+        if receiver is None:
+            return None, None
+        holder = self._type_of_value(receiver, module, caller)
+        if holder is None:
+            return None, None
+        found = self._member_chain(holder, name.split("."))
+        return (found, "type") if found else (None, None)
