@@ -517,3 +517,20 @@ def test_a_typo_outranks_a_member_that_only_means_the_same(retriever, repo, monk
     monkeypatch.setattr(retriever, "_meaning", lambda rows, text: [1.0, 0.0])  # count means it best
     ranked = retriever.rank([dict(r) for r in rows], d, cand)
     assert ranked[0]["qualname"] == "shop.models.Cart.total"
+
+
+def test_a_call_on_a_line_that_also_assigns_an_attribute_is_read_in_its_function(repo, retriever, linter):
+    """`self.cart = Cart(ownr=...)` on its own line, after `self.cart = None`: the attribute's
+    row (its first value that is not None) spans that line too, and must not hide the function
+    whose import of Cart the call needs."""
+    path = repo / "src" / "shop" / "keeper.py"
+    path.write_text("class Keeper:\n    def __init__(self):\n        self.cart = None\n\n"
+                    "    def start(self):\n        from .models import Cart\n"
+                    "        self.cart = Cart('me', curency='USD')\n")
+    try:
+        diagnostics = [d for d in linter.lint(path) if d.symbol == "unexpected-keyword-arg"]
+        assert diagnostics, "pylint should flag curency="
+        result = retriever.retrieve(Candidate.from_file(path), diagnostics[0])
+    finally:
+        path.unlink()
+    assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"

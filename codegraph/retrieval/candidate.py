@@ -14,6 +14,8 @@ import duckdb
 from ..extract import FileFacts, UndecodableSource, extract
 from .lint import candidate_module
 
+_FUNCTION_KINDS = frozenset({"method", "classmethod", "staticmethod", "property", "function"})
+
 
 @dataclass
 class Candidate:
@@ -50,9 +52,11 @@ class Candidate:
                        key=lambda r: (r.line, r.col))
         return (after or calls)[0].callee_text
 
-    def enclosing(self, line: int, table: str) -> tuple | None:
-        """The innermost definition row of `table` (classes, members, globals) spanning `line`."""
-        spans = [r for r in self.rows(table) if r.start_line <= line <= r.end_line]
+    def enclosing(self, line: int, table: str, kinds: frozenset[str] | None = None) -> tuple | None:
+        """The innermost definition row of `table` (classes, members, globals) spanning `line`, of
+        one of `kinds` when given (an attribute assigned on that line spans it too)."""
+        spans = [r for r in self.rows(table) if r.start_line <= line <= r.end_line
+                 and (kinds is None or r.kind in kinds)]
         return min(spans, key=lambda r: r.end_line - r.start_line) if spans else None
 
     def enclosing_class(self, line: int) -> str | None:
@@ -62,9 +66,8 @@ class Candidate:
     def enclosing_function(self, line: int) -> str | None:
         best = None
         for table in ("members", "globals", "nested_functions"):
-            row = self.enclosing(line, table)
-            if row is None or (table != "nested_functions" and row.kind not in (
-                    "method", "classmethod", "staticmethod", "property", "function")):
+            row = self.enclosing(line, table, None if table == "nested_functions" else _FUNCTION_KINDS)
+            if row is None:
                 continue
             span = row.end_line - row.start_line
             if best is None or span < best[0]:
