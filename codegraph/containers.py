@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .expressions import (
-    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of, _evaluated,
+    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
     _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
 
 
@@ -60,10 +60,8 @@ class Containers:
         head, _, rest = text.partition(".")
         target, how = self.lookup(head, module, scope)
         if how == "bound" and not rest:
-            facts_scope, _, name = target.partition("\x00")
-            return [e for value in self.scope_facts[facts_scope][name][1] if not value.startswith(_ELEMENT_OF)
-                    for text, at in [_evaluated(value, facts_scope)]
-                    for e in self._elements(text, module, at, depth + 1, calls)]
+            return [e for value, at in self._bound_values(target) if not value.startswith(_ELEMENT_OF)
+                    for e in self._elements(value, module, at, depth + 1, calls)]
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
             klass = scope.rpartition(".")[0]
             # self.FUNCS: the class's, or a subclass's own when self is one (Date.FUNCS under DateTime)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _IDENTIFIER,
-                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of,
-                          _either, _evaluated, _function_scopes)
+from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _METHOD_KINDS, IMPLICIT_PROTOCOLS,
+                          ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of)
 from .schema import PROJECT_RESOLUTIONS
 
 
@@ -107,34 +106,6 @@ class Dispatch:
                 out += [(t, "implicit") for t, _ in self._value_targets(said[0], "", in_module, scope)
                         if self.defs.get(t) in _CALLABLE_OR_CLASS]
         return list(dict.fromkeys(out))
-
-    def _held_values(self, text: str, module: str, scope: str, depth: int) -> list[tuple[str, str, str]]:
-        """The expressions `text` may evaluate to, each with the module and scope it is written
-        in: a name's assigned values, a called function's return statements, each side of an
-        `or` or a conditional expression, followed up to `depth` steps."""
-        if depth == 0:
-            return [(text, module, scope)]
-        if len(either := _either(text)) > 1:
-            return [v for side in either for v in self._held_values(side, module, scope, depth - 1)]
-        if _IDENTIFIER.match(text):
-            bound, how = self.lookup(text, module, scope)
-            if how == "bound":
-                where, _, name = bound.partition("\x00")
-                values = self.scope_facts[where][name][1] or ()
-                return [v for value in values for text, at in [_evaluated(value, where)]
-                        for v in self._held_values(text, module, at, depth - 1)]
-            if how == "local" and self.defs.get(bound) == "variable":
-                held_in, value = self.evidence.get(bound, (None, None))
-                return self._held_values(value, held_in, held_in, depth - 1) if value else []
-            return []
-        callee = _callee_of(text)
-        function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
-        if function is not None and function not in self.libraries and self.defs.get(function) in _CALLABLE_KINDS:
-            self._need_scopes(_function_scopes(function))
-            in_module = self.evidence.get(function, (module,))[0]
-            return [(text, module, scope)] + [v for said in self.returns.get(function, ())
-                                              for v in self._held_values(said, in_module, function, depth - 1)]
-        return [(text, module, scope)]
 
     def _next_after(self, iterators: list[str]) -> list[str]:
         """The __next__ methods of what these __iter__ methods return (`return self`)."""

@@ -73,6 +73,10 @@ _ENTERED = "\x02"  # a value that stands for what `with` gets from the expressio
 _CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it
 _DEFAULT = "\x04"  # a parameter's default: the expression after it, evaluated where the def is
 
+_GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
+_GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
+_SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
+
 
 def _evaluated(value: str, scope: str) -> tuple[str, str]:
     """A value of a function's local name and the scope its names are looked up in: a default
@@ -80,9 +84,6 @@ def _evaluated(value: str, scope: str) -> tuple[str, str]:
     if not value.startswith(_DEFAULT):
         return value, scope
     return value[1:], scope.rsplit(_LOCALS, 1)[0] if _LOCALS in scope else scope.rpartition(".")[0]
-_GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
-_GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")
-_SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[[^\[\]]*\]\Z")
 
 
 _COLLECTIONS = frozenset({
@@ -238,8 +239,12 @@ def _bare_annotation(text: str) -> str:
 def _union_members(annotation: str) -> list[str]:
     """`Field | type`, `Union[Field, type]` -> ['Field', 'type']; [] for anything else."""
     name, arguments = _type_arguments(annotation)
-    members = list(arguments) if name == "Union" else annotation.split("|") if "|" in annotation and \
-        "[" not in annotation else []
+    if name == "Union":
+        members = list(arguments)
+    elif "|" in annotation and "[" not in annotation:
+        members = annotation.split("|")
+    else:
+        return []
     return [m.strip().strip("'\"") for m in members]
 
 

@@ -586,7 +586,8 @@ class _Extractor:
                 if node.type == "as_pattern_target":
                     node = next((c for c in node.named_children if c.type != "comment"), node)
                 if entered is not None or caught is not None:
-                    self.bind(scope, node, "with" if entered is not None else "as", value_node=entered or caught)
+                    self.bind(scope, node, "with" if entered is not None else "as",
+                              value_node=entered if entered is not None else caught)
                     continue
                 if node.type == "lambda_parameters":  # a lambda's names, counted as its function's
                     for param in node.named_children:

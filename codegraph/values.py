@@ -1,12 +1,12 @@
 """What a value is: the class an annotation, an assigned value or a call's result says it is an
-instance of, and what a function's return statements give back. A mixin of Resolver
-(resolve.py), whose names, bindings and calls these read."""
+instance of, what a function's return statements give back, and the expressions a name or a
+call may evaluate to. A mixin of Resolver (resolve.py), whose names, bindings and calls these read."""
 
 from __future__ import annotations
 
 from .expressions import (
-    _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER, _SELF_KINDS, _SUBSCRIPTED,
-    _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either, _evaluated,
+    _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER, _SELF_KINDS,
+    _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either, _evaluated,
     _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
 
 
@@ -36,7 +36,8 @@ class Values:
                 if found is None:  # def make(): return C()
                     found = next((t for t, what in self._returned(qualname) if what == "instance"), None)
             else:
-                found = self._type_of_annotation(text, module, scope) or self._type_of_value(text, module, scope, _depth)
+                found = self._type_of_annotation(text, module, scope) or \
+                    self._type_of_value(text, module, scope, _depth)
                 if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
                     found = self._type_of_stored_parameter(scope, text, module)
                 elif found is None and kind == "instance_attribute" and _callee_of(text) is not None:
@@ -68,24 +69,55 @@ class Values:
         target, _ = self.resolve_expression(text, module, lookup_scope)
         return target if target and self.defs.get(target) == "class" else None
 
+    def _bound_values(self, bound: str) -> list[tuple[str, str]]:
+        """The values of a local name (`scope\x00name`), each with the scope it is read in: a
+        parameter's default in the one around the def."""
+        where, _, name = bound.partition("\x00")
+        return [_evaluated(value, where) for value in self.scope_facts[where][name][1]]
+
     def _type_of_name(self, name: str, module: str, scope: str) -> str | None:
         """The class a local name's annotation says, else the first of its values that says one."""
         bound, how = self.lookup(name, module, scope)
         if how != "bound":
             return None
         where, _, local = bound.partition("\x00")
-        _, values, annotation, _ = self.scope_facts[where][local]
-        found = self._type_of_annotation(annotation, module, where)
-        for value in values if found is None and bound not in self._busy else ():
+        found = self._type_of_annotation(self.scope_facts[where][local][2], module, where)
+        for value, at in self._bound_values(bound) if found is None and bound not in self._busy else ():
             self._busy.add(bound)
             try:
-                text, at = _evaluated(value, where)
-                found = self._type_of_value(text, module, at, 1)
+                found = self._type_of_value(value, module, at, 1)
             finally:
                 self._busy.discard(bound)
             if found is not None:
                 break
         return found
+
+    def _held_values(self, text: str, module: str, scope: str, depth: int) -> list[tuple[str, str, str]]:
+        """The expressions `text` may evaluate to, each with the module and scope it is written
+        in: a name's assigned values, a called function's return statements, each side of an
+        `or` or a conditional expression, followed up to `depth` steps."""
+        if depth == 0:
+            return [(text, module, scope)]
+        if len(either := _either(text)) > 1:
+            return [v for side in either for v in self._held_values(side, module, scope, depth - 1)]
+        if _IDENTIFIER.match(text):
+            bound, how = self.lookup(text, module, scope)
+            if how == "bound":
+                return [v for value, at in self._bound_values(bound)
+                        for v in self._held_values(value, module, at, depth - 1)]
+            if how == "local" and self.defs.get(bound) == "variable":
+                held_in, value = self.evidence.get(bound, (None, None))
+                return self._held_values(value, held_in, held_in, depth - 1) if value else []
+            return []
+        callee = _callee_of(text)
+        function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        if function is not None and function not in self.libraries and self.defs.get(function) in _CALLABLE_KINDS:
+            self._need_scopes(_function_scopes(function))
+            in_module = self.evidence.get(function, (module,))[0]
+            return [(text, module, scope)] + [v for said in self.returns.get(function, ())
+                                              for v in self._held_values(said, in_module, function, depth - 1)]
+        return [(text, module, scope)]
+
 
     def _passed_through(self, function: str, call_text: str, module: str, scope: str, depth: int) -> str | None:
         """`ensure(x)` where ensure returns its parameter as given (`return cls_or_instance`): the

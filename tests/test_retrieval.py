@@ -198,17 +198,24 @@ def test_helpers():
                                                                 "json", "decoder"]
 
 
-def test_a_class_being_written_offers_its_own_members_before_the_graph_knows_them(repo, retriever, linter):
-    path = repo / "src" / "shop" / "basket.py"
-    path.write_text("class Basket:\n    def __init__(self):\n        self.items = []\n\n"
-                    "    def total_price(self):\n        return sum(self.items)\n\n"
-                    "    def report(self):\n        return self.totl_price()\n")
+def _retrieve_written(repo, retriever, linter, name: str, text: str, symbol: str):
+    """Write a module into the fixture package, lint it and retrieve for its first `symbol`
+    message; the module is gone afterwards."""
+    path = repo / "src" / "shop" / name
+    path.write_text(text)
     try:
-        diagnostics = [d for d in linter.lint(path) if d.symbol == "no-member"]
-        assert diagnostics, "pylint should flag self.totl_price"
-        result = retriever.retrieve(Candidate.from_file(path), diagnostics[0])
+        diagnostics = [d for d in linter.lint(path) if d.symbol == symbol]
+        assert diagnostics, f"pylint should flag {symbol} in {name}"
+        return retriever.retrieve(Candidate.from_file(path), diagnostics[0])
     finally:
         path.unlink()
+
+
+def test_a_class_being_written_offers_its_own_members_before_the_graph_knows_them(repo, retriever, linter):
+    result = _retrieve_written(repo, retriever, linter, "basket.py",
+                               "class Basket:\n    def __init__(self):\n        self.items = []\n\n"
+                               "    def total_price(self):\n        return sum(self.items)\n\n"
+                               "    def report(self):\n        return self.totl_price()\n", "no-member")
     assert result.source == "rule" and result.params["local"] == ["__init__", "items", "report", "total_price"]
     assert result.rows[0]["name"] == "total_price"
 
@@ -523,14 +530,8 @@ def test_a_call_on_a_line_that_also_assigns_an_attribute_is_read_in_its_function
     """`self.cart = Cart(ownr=...)` on its own line, after `self.cart = None`: the attribute's
     row (its first value that is not None) spans that line too, and must not hide the function
     whose import of Cart the call needs."""
-    path = repo / "src" / "shop" / "keeper.py"
-    path.write_text("class Keeper:\n    def __init__(self):\n        self.cart = None\n\n"
-                    "    def start(self):\n        from .models import Cart\n"
-                    "        self.cart = Cart('me', curency='USD')\n")
-    try:
-        diagnostics = [d for d in linter.lint(path) if d.symbol == "unexpected-keyword-arg"]
-        assert diagnostics, "pylint should flag curency="
-        result = retriever.retrieve(Candidate.from_file(path), diagnostics[0])
-    finally:
-        path.unlink()
+    result = _retrieve_written(repo, retriever, linter, "keeper.py",
+                               "class Keeper:\n    def __init__(self):\n        self.cart = None\n\n"
+                               "    def start(self):\n        from .models import Cart\n"
+                               "        self.cart = Cart('me', curency='USD')\n", "unexpected-keyword-arg")
     assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"
