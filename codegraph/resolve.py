@@ -33,6 +33,7 @@ ASSIGNED_RESOLUTIONS = ("alias", "container")
 _CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property subclass handing over
 _NOTHING: dict = {}
+_DEEPEST = 1 << 30
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -42,6 +43,31 @@ def _remember(cache: dict, key: object, value: object) -> object:
         cache.clear()
     cache[key] = value
     return value
+
+
+class _Busy:
+    """The names and functions being resolved, outermost first. Finding one again cuts a cycle;
+    `low` keeps the outermost place a cut reached, so an answer whose cuts all fell inside it
+    is the same wherever it is asked, and can be kept."""
+
+    def __init__(self) -> None:
+        self.depth: dict[str, int] = {}
+        self.low = _DEEPEST
+
+    def __contains__(self, name: str) -> bool:
+        depth = self.depth.get(name)
+        if depth is not None and depth < self.low:
+            self.low = depth
+        return depth is not None
+
+    def __len__(self) -> int:
+        return len(self.depth)
+
+    def add(self, name: str) -> None:
+        self.depth[name] = len(self.depth)
+
+    def discard(self, name: str) -> None:
+        self.depth.pop(name, None)
 
 
 class Resolver(Dispatch, Containers, Values):
@@ -76,7 +102,7 @@ class Resolver(Dispatch, Containers, Values):
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
-        self._bound: dict[tuple[str, str], list[tuple[str, str]]] = {}  # _through_bindings, without flows
+        self._bound: dict[tuple, list[tuple[str, str]]] = {}  # _through_bindings
         self._lookups: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
         self._hops = 0  # arguments followed back through callers' parameters (_flow_targets)
         self._flowing = False
@@ -85,7 +111,7 @@ class Resolver(Dispatch, Containers, Values):
         self._scopes_known: set[str] = set()
         self._types: dict[str, str | None] = {}
         self._via_type: set[str] = set()
-        self._busy: set[str] = set()  # dotted names whose meaning came from a value's class
+        self._busy = _Busy()
         self.libraries = libraries
         self.module_bindings: dict[str, str] = {}
         self.scope_bindings: dict[str, dict[str, str]] = defaultdict(dict)
@@ -259,6 +285,7 @@ class Resolver(Dispatch, Containers, Values):
         it decorates). An argument is kept as written, with where it was written, and is read only
         when a call through the parameter needs it (`def run(cb): cb()` called as `run(handler)`)."""
         self._all.clear()
+        self._bound.clear()  # answers that read what callers pass
         for target, how, kind, arguments, module, caller in sites:
             if not arguments or target is None or target in self.libraries or how in ("partial", "lambda"):
                 continue  # partial(f, x)(y): where y lands in f depends on what partial binds; a lambda's
@@ -532,17 +559,24 @@ class Resolver(Dispatch, Containers, Values):
         ('alias': `h = helper; h()`), what a call it was assigned returns ('return'), `self`/`cls`,
         or, for a parameter, the arguments its callers pass ('flow', only from resolve_call_all);
         anything else resolves to nothing."""
-        if bound in self._busy or len(self._busy) > 16:  # `x = x.parent()`: no answer from itself
+        if len(self._busy) > 16:
+            self._busy.low = -1
             return []
-        key = (bound, rest) if not self._flowing and not self._busy else None  # answers from a cycle stay out
-        if key is not None and key in self._bound:
-            return self._bound[key]
-        self._busy.add(bound)
+        if bound in self._busy:  # `x = x.parent()`: no answer from itself
+            return []
+        key = (bound, rest, self._flowing, self._hops)
+        found = self._bound.get(key)
+        if found is not None:
+            return found
+        busy = self._busy
+        depth, outer_low, busy.low = len(busy), busy.low, _DEEPEST
+        busy.add(bound)
         try:
             found = self._binding_targets(bound, rest, module)
         finally:
-            self._busy.discard(bound)
-        if key is not None:
+            busy.discard(bound)
+            low, busy.low = busy.low, min(outer_low, busy.low)
+        if low >= depth:  # no cycle cut outside this answer: the same from anywhere
             _remember(self._bound, key, found)
         return found
 
