@@ -4,11 +4,15 @@ overrides in subclasses that a call on a base class's method may reach. A part o
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _METHOD_KINDS, IMPLICIT_PROTOCOLS,
-                          ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of)
+from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS,
+                          IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of)
 from .schema import PROJECT_RESOLUTIONS
+
+
+_METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 
 
 class Dispatch:
@@ -120,12 +124,33 @@ class Dispatch:
         """What an implicit calls row (`x.__iter__` of a for loop, `x.__bool__` of a truth test,
         `Ctx().__enter__`) runs in the project's own code."""
         receiver, _, method = text.rpartition(".")
+        made = _METACLASS_OF.match(receiver) if method in ("__new__", "__init__") else None
+        if made is not None:  # class C(Base): type(C).__new__, the metaclass's
+            return self._metaclass_runs(self.resolve_expression(made.group(1), module, caller)[0], method)
         names = IMPLICIT_PROTOCOLS.get(method)
         if names is not None and receiver:
             iterated = names[0] == "__iter__"
             return self._protocol_targets(receiver, names, module, caller, consumed=iterated, every_value=iterated)
         return list(dict.fromkeys((t, "implicit") for t, how in self.resolve_call_all(text, module, caller)
                                   if how in PROJECT_RESOLUTIONS and t not in self.libraries))
+
+    def metaclass_of(self, klass: str) -> str | None:
+        """The project's class that makes klass: the metaclass keyword of its class statement,
+        or of the first class in its MRO with one (`class Child(Base)` is made by Base's)."""
+        for holder in self.mro(klass):
+            said = self.metaclasses.get(holder)
+            if said is not None:
+                module, text = said
+                scope = holder.rsplit(_LOCALS, 1)[0] if _LOCALS in holder else module
+                found = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
+                return found if found not in self.libraries and self.defs.get(found) == "class" else None
+        return None
+
+    def _metaclass_runs(self, klass: str | None, method: str) -> list[tuple[str, str]]:
+        """What making klass runs of its metaclass: `__new__` or `__init__`, the project's own."""
+        meta = self.metaclass_of(klass) if klass is not None and self.defs.get(klass) == "class" else None
+        found = self.member(meta, method) if meta is not None else None
+        return [(found, "implicit")] if found is not None and found not in self.libraries else []
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""

@@ -53,12 +53,13 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
 # but iter(), which only makes the iterator.
 _ITERATES = ("__iter__", "__getitem__")
 _TRUTH = ("__bool__", "__len__")
+_SHOWN = ("__str__", "__repr__")  # object.__str__ calls repr(); object.__format__ str()
 PROTOCOL_CALLS: dict[str, tuple[str, ...]] = {
     "builtins.len": ("__len__",), "builtins.bool": _TRUTH, "builtins.iter": _ITERATES,
     "builtins.next": ("__next__",), "builtins.hash": ("__hash__",), "builtins.repr": ("__repr__",),
-    "builtins.str": ("__str__", "__repr__"), "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
+    "builtins.str": _SHOWN, "builtins.reversed": ("__reversed__",), "builtins.abs": ("__abs__",),
     "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",), "builtins.round": ("__round__",),
-    "builtins.format": ("__format__",), "builtins.dir": ("__dir__",),
+    "builtins.format": ("__format__", *_SHOWN), "builtins.dir": ("__dir__",),
     **{f"builtins.{name}": _ITERATES for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max",
                                                   "any", "all", "enumerate", "zip")},
     **{name: _ITERATES for name in ("itertools.islice", "itertools.cycle", "itertools.chain", "itertools.tee",
@@ -66,8 +67,9 @@ PROTOCOL_CALLS: dict[str, tuple[str, ...]] = {
 }
 ONLY_MAKES_AN_ITERATOR = "builtins.iter"
 # What the methods of implicit calls rows fall back on: a truth test (`if x:`, `not x`) runs
-# __bool__ or else __len__, a for loop __iter__ or else __getitem__.
-IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH)}
+# __bool__ or else __len__, a for loop __iter__ or else __getitem__, an f-string's `{x}`
+# __format__, else __str__, else __repr__.
+IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH, _SHOWN, ("__format__", *_SHOWN))}
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it

@@ -48,6 +48,7 @@ _QUERY_TEXT = """
 (boolean_operator left: [(identifier) (attribute)] @implicit_truth)
 (boolean_operator right: [(identifier) (attribute)] @implicit_truth)
 (assert_statement . [(identifier) (attribute)] @implicit_truth)
+(interpolation expression: [(identifier) (attribute)] @implicit_format)
 (subscript value: (identifier) @implicit_item (#eq? @implicit_item "self"))
 (comparison_operator (identifier) @implicit_compare (#eq? @implicit_compare "self"))
 (return_statement (_) @bind_return)
@@ -283,9 +284,15 @@ class _Extractor:
         if node.type == "class_definition":
             sid = classes[qualname].id if qualname in classes else self.new_id("class", qualname)
             scope = _Scope("class", qualname, sid, node.start_byte, node.end_byte, member_names=set())
-            bases = []
+            bases, metaclass = [], None
             superclasses = node.child_by_field_name("superclasses")
             if superclasses is not None:
+                metaclass = next((self.flat(k.child_by_field_name("value")) for k in superclasses.named_children
+                                  if k.type == "keyword_argument" and self.text(k.child_by_field_name("name"))
+                                  == "metaclass"), None)
+                if any(c.type != "comment" for c in superclasses.named_children):  # a metaclass may run
+                    self._implicit_rows(node.child_by_field_name("name"), outer, f"type({name})",
+                                        ("__new__", "__init__"))
                 for position, base in enumerate(
                     b for b in superclasses.named_children if b.type not in ("keyword_argument", "comment")
                 ):
@@ -296,7 +303,8 @@ class _Extractor:
                         path=self.path, position=position, base_text=base_text))
             classes[qualname] = ClassRow(
                 id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
-                scope_qualname=outer.qualname, start_line=start, end_line=end, bases=bases, decorators=decorators,
+                scope_qualname=outer.qualname, start_line=start, end_line=end, bases=bases, metaclass=metaclass,
+                decorators=decorators,
                 docstring=doc, source=source)
             if outer.kind == "class":
                 outer.member_names.add(name)
@@ -711,12 +719,15 @@ class _Extractor:
 
     _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
                  "implicit_raise": ("__init__",), "implicit_truth": ("__bool__",)}
+    # f"{x}" runs x.__format__ (or else its __str__, or else its __repr__), f"{x!s}" its __str__, f"{x!r}" its __repr__
+    _FORMATTED = {"": "__format__", "!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
     _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
     def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
         """Rows for the methods Python calls without a call expression: the callee text names the
         object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
-        A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__).
+        A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__), an
+        f-string's `{x}` its __format__ (or __str__, or __repr__).
         Operators on a method's own instance too: `self[k]`, `k in self`, `self == other`."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
@@ -727,6 +738,11 @@ class _Extractor:
                 text = self.flat(node)
                 if text is not None and len(text) <= _VALUE_LIMIT:
                     self._implicit_rows(node, scope, text, methods)
+        for node, scope in self._sweep(captures.get("implicit_format", []), module_scope, intervals):
+            text = self.flat(node)
+            if text is not None and len(text) <= _VALUE_LIMIT:
+                self._implicit_rows(node, scope, text, (self._FORMATTED[self.text(next(
+                    (c for c in node.parent.children if c.type == "type_conversion"), None)) or ""],))
         for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if scope.self_name == "self":

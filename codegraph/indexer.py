@@ -225,7 +225,8 @@ def _shared(column: pa.Array | pa.ChunkedArray) -> list:
 def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
     """(qualname, kind, layer, module, evidence, decorators, line) of every definition in extracted
     tables; the evidence says what it holds or returns (Resolver.type_of): an attribute's or
-    variable's annotation or value, a function's signature; a function's decorators as written."""
+    variable's annotation or value, a function's signature; for a class, its metaclass keyword;
+    a function's decorators as written."""
     out: list[tuple] = []
     fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
     for name in DEFINITIONS:
@@ -237,7 +238,8 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         modules = table.column("qualname" if name == "modules" else "module").to_pylist()
         nothing = [None] * len(qualnames)
         evidence = [next((v for v in _with_literal(said) if v is not None), None) for said in
-                    zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else nothing
+                    zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else \
+            table.column("metaclass").to_pylist() if name == "classes" else nothing
         decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
         out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators,
                        table.column("start_line").to_pylist()))
@@ -272,7 +274,7 @@ def evidence_sql(table: str) -> str:
 
 _DEFINITIONS_SQL = """
     SELECT qualname, 'module', layer, qualname, NULL, NULL, start_line FROM all_modules
-    UNION ALL SELECT qualname, 'class', layer, module, NULL, NULL, start_line FROM all_classes
+    UNION ALL SELECT qualname, 'class', layer, module, metaclass, NULL, start_line FROM all_classes
     UNION ALL SELECT qualname, kind, layer, module, {members}, decorators, start_line FROM all_members
     UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators, start_line FROM all_globals
     UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators, start_line
@@ -335,6 +337,7 @@ def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Ta
     libraries: set[str] = set()
     evidence: dict[str, tuple[str, str]] = {}
     decorated: dict[str, tuple[str, ...]] = {}
+    metaclasses: dict[str, tuple[str, str]] = {}
     lines: dict[str, int] = {}
     for qualname, kind, layer, module, said, decorators, line in defs:
         known = definitions.get(qualname)
@@ -345,18 +348,21 @@ def _build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Ta
                 else not _later_wins(qualname, evidence.get(qualname, (None, None))[1], lines[qualname], line)):
             del definitions[qualname]
             evidence.pop(qualname, None)
+            metaclasses.pop(qualname, None)
             decorated.pop(qualname, None)
             lines[qualname] = line or 0
         if definitions.setdefault(qualname, kind) != kind:
             continue  # what the name is not: nothing it says counts
         if layer != "project":
             libraries.add(qualname)
-        if said is not None:
+        if said is not None and kind == "class":
+            metaclasses.setdefault(qualname, (module, said))
+        elif said is not None:
             evidence.setdefault(qualname, (module, said))
         if decorators:
             decorated.setdefault(qualname, tuple(decorators))
     return Resolver(definitions, zip(*_columns(imports, _IMPORT_KEY)), zip(*_columns(inheritance, _BASE_KEY)),
-                    libraries, evidence, returns, decorated)
+                    libraries, evidence, returns, decorated, metaclasses)
 
 
 def _resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],

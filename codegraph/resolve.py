@@ -33,6 +33,7 @@ ASSIGNED_RESOLUTIONS = ("alias", "container")
 _CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property subclass handing over
 _NOTHING: dict = {}
+_MAKES_A_CLASS = "builtins.type"  # with three arguments: type(name, bases, namespace)
 _DEEPEST = 1 << 30
 
 
@@ -80,6 +81,7 @@ class Resolver(Dispatch, Containers, Values):
         evidence: dict[str, tuple[str, str]] | None = None,
         returns: dict[str, tuple[str, ...]] | None = None,
         decorators: dict[str, tuple[str, ...]] | None = None,
+        metaclasses: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         """defs: qualname -> kind for every definition (modules, classes, members, globals,
         nested functions). imports: (module, scope_qualname, bound_name, target, is_star,
@@ -98,6 +100,7 @@ class Resolver(Dispatch, Containers, Values):
         self.flows: dict[str, dict[str | int, list[tuple[str, str, str]]]] = defaultdict(lambda: defaultdict(list))
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
         self.decorators: dict[str, tuple[str, ...]] = dict(decorators or {})
+        self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
         self._children: dict[str, list[str]] | None = None
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
@@ -711,7 +714,7 @@ class Resolver(Dispatch, Containers, Values):
         first = first or self.resolve_call(text, module, caller)
         called = _CALLS_ITS_ARGUMENTS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
         protocol = PROTOCOL_CALLS.get(first[0]) if first[1] in ("builtin", "library", "external") else None
-        key = (text, caller, tuple(arguments)) if called or protocol else (text, caller)
+        key = (text, caller, tuple(arguments)) if called or protocol or first[0] == _MAKES_A_CLASS else (text, caller)
         found = self._all.get(key)
         if found is None:
             found = _remember(self._all, key, self._resolve_call_all(first, text, module, caller, arguments, called,
@@ -738,6 +741,10 @@ class Resolver(Dispatch, Containers, Values):
                 targets = self._given_targets(given, module, caller)
                 found += [(t, _kept(how, "flow")) for t, how in (self._value_targets(given, "", module, caller)
                                                                  if targets is None else targets)]
+        bases = _literal_elements(arguments[1]) if first[0] == _MAKES_A_CLASS and len(arguments) == 3 else None
+        if bases and _DOTTED.match(bases[0]):  # type(name, (Base,), ns) makes a class: Base's metaclass runs
+            klass = self.resolve_call(bases[0], module, caller)[0]
+            found += [m for method in ("__new__", "__init__") for m in self._metaclass_runs(klass, method)]
         if protocol and arguments:
             given = next(iter(arguments))
             found += self._protocol_targets(given, protocol, module, caller, first[0] != ONLY_MAKES_AN_ITERATOR,

@@ -151,6 +151,8 @@ TABLES: tuple[Table, ...] = (
         _c("end_line", "INTEGER", "last line"),
         _c("bases", "VARCHAR[]", "base classes as written"),
         _c("base_qualnames", "VARCHAR[]", "the bases resolved, NULL entries where unresolved", stage="resolve"),
+        _c("metaclass", "VARCHAR", "the metaclass keyword as written (`class C(metaclass=M)`); NULL when the "
+           "statement has none (a base's may still apply)"),
         _c("decorators", "VARCHAR[]", "as written, without @"),
         _c("docstring", "VARCHAR", "the docstring"),
         _c("source", "VARCHAR", "the class's source text"),
@@ -254,7 +256,8 @@ TABLES: tuple[Table, ...] = (
            "then the __next__ of what it returns; `iter(f, sentinel)` calls f), `raise C` -> C.__init__, a truth "
            "test of a name (`if x`, `while x`, `not x`, `x or y`, `a if x else b`) -> __bool__ (or __len__); in a "
            "method, operators on `self`: `self[k]` -> __getitem__, `self[k] = v` -> __setitem__, "
-           "`del self[k]` -> __delitem__, `k in self` -> __contains__, `self == o` -> __eq__ (and !=, <, <=, >, >=)) "
+           "`del self[k]` -> __delitem__, `k in self` -> __contains__, `self == o` -> __eq__ (and !=, <, <=, >, >=); "
+           "a class statement with bases or keywords -> its metaclass's __new__ and __init__, as `type(C).__new__`) "
            "| init (`C()` also runs C.__init__: a row added by resolution next to the call) | property "
            "(reading `obj.size` runs the property's getter, assigning it the setter, and a descriptor's __get__ or "
            "__set__ when the class attribute holds an instance of the project's class defining them: a row added by "

@@ -42,6 +42,8 @@ _INTERFACE_SQL = """
     UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
         WHERE file_id IN (SELECT file_id FROM _gone)
     {says}
+    UNION ALL SELECT 'says', qualname, metaclass, NULL FROM classes
+        WHERE file_id IN (SELECT file_id FROM _gone) AND metaclass IS NOT NULL
     UNION ALL SELECT 'says', scope_qualname || ':return',
         string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
                    ORDER BY line, kind, name, coalesce(value, '')), NULL
@@ -344,6 +346,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # len(x) x's __len__ (Resolver._protocol_targets): what x holds, those methods or the bases changed.
     implicit = retyped or any(item[0] == "base" or (item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED)
                               for item in changed)
+    # A class statement runs its metaclass, its own keyword's or a base's: either changed?
+    classes = {i[1] for i in old_interface | new_interface if i[0] == "def" and i[2] == "class"}
+    remade = any(item[0] == "base" for item in changed) or any(
+        old_says.get(q) != new_says.get(q) for q in classes)
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
@@ -383,8 +389,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
+            UNION SELECT DISTINCT file_id FROM calls WHERE $remade
+                AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')
             UNION {_IMPLICIT_USES_SQL}
-        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_CALLS}).fetchall()]
+        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
+        ).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

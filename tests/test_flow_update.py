@@ -227,6 +227,32 @@ FILES = {
         def table(header):
             return align(header, pick_width(True))
         """,
+    "app/meta.py": """\
+        class Registry(type):
+            def __init__(cls, name, bases, namespace):
+                super().__init__(name, bases, namespace)
+
+        class Model:
+            pass
+
+        def describe(model: Model):
+            return f"{model}"
+        """,
+    "app/models.py": """\
+        from .meta import Model
+
+        class User(Model):
+            pass
+
+        def derive(name):
+            return type(name, (User,), {})
+        """,
+    "app/admin.py": """\
+        from .models import User
+
+        class Admin(User):
+            pass
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -269,6 +295,8 @@ EDITS = [
     ("app/width.py", lambda s: s.replace("width_fn = lambda s: measure(s)", "width_fn = measure")),  # no lambda now
     ("app/seq.py", lambda s: s + "\n    def __len__(self):\n        return 0\n"),  # `if rows:` runs it now
     ("app/seq.py", lambda s: s.replace("def __next__", "def step")),  # the for loop runs no __next__ of ours now
+    ("app/meta.py", lambda s: s.replace("class Model:", "class Model(metaclass=Registry):")),  # User is made by it
+    ("app/meta.py", lambda s: s.replace("    pass", "    def __repr__(self):\n        return 'm'")),  # f"{model}"
 ]
 
 
@@ -328,6 +356,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     # descriptors: a class attribute holding one, a method decorated by a function returning one
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
+    assert not any(callee == "app.meta.Registry.__init__" for _, callee, _ in edges)  # no class made by it yet
 
 
 @pytest.mark.parametrize("steps", [1, len(EDITS)])
@@ -353,6 +382,11 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
         assert min(float(mine[k] @ theirs[k]) for k in mine) > 0.9
     unchanged = [k for k in before if k.startswith("app.base.")]
     assert unchanged and all(np.array_equal(before[k], mine[k]) for k in unchanged)
+    if steps == len(EDITS):  # Model's metaclass makes its subclasses, in files that do not import it too
+        assert {("app.models", "app.meta.Registry.__init__", "implicit"),
+                ("app.admin", "app.meta.Registry.__init__", "implicit"),
+                ("app.models.derive", "app.meta.Registry.__init__", "implicit"),
+                ("app.meta.describe", "app.meta.Model.__repr__", "implicit")} <= _edges(updated.db_path)
     if steps == 1:
         edges = _edges(updated.db_path)
         assert ("app.hooks.apply", "app.handlers.whisper", "flow") in edges  # hooks.py did not change
