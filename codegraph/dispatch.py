@@ -150,7 +150,7 @@ class Dispatch:
         """What making klass runs of its metaclass: `__new__` or `__init__`, the project's own."""
         meta = self.metaclass_of(klass) if klass is not None and self.defs.get(klass) == "class" else None
         found = self.member(meta, method) if meta is not None else None
-        return [(found, "implicit")] if found is not None and found not in self.libraries else []
+        return [(found, "implicit")] if found not in self.libraries and self.defs.get(found) in _METHOD_KINDS else []
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""
