@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+import re
+
 from .expressions import (
-    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
+    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _MAX_FLOWS, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
     _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
+
+
+_COPIED = re.compile(r"(?:tuple|list)\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 
 
 class Containers:
@@ -60,6 +65,9 @@ class Containers:
         head, _, rest = text.partition(".")
         target, how = self.lookup(head, module, scope)
         if how == "bound" and not rest:
+            where, _, name = target.partition("\x00")
+            if (where, name) in self.star_parameters:  # def run(*checks): for check in checks
+                return self._star_arguments(where, self.scope_facts[where][name][3]) if self._flowing else []
             return [e for value, at in self._bound_values(target) if not value.startswith(_ELEMENT_OF)
                     for e in self._elements(value, module, at, depth + 1, calls)]
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
@@ -73,6 +81,9 @@ class Containers:
             return []
         out = []
         for target in dict.fromkeys(targets):
+            star = self.stored_star(target) if self._flowing else None
+            if star is not None:  # self.checks = checks, a *checks of __init__
+                out += self._star_arguments(*star)
             if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
                 continue
             where, said = self.evidence.get(target, (None, None))
@@ -81,6 +92,27 @@ class Containers:
                 out += self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1,
                                       calls)
         return out
+
+    def stored_star(self, attribute: str | None) -> tuple[str, int] | None:
+        """(__init__, position) of the *args parameter an instance attribute keeps whole
+        (`def __init__(self, *checks): self.checks = checks`, or `tuple(checks)`); None otherwise."""
+        if self.defs.get(attribute) != "instance_attribute":
+            return None
+        said = self.evidence.get(attribute, (None, ""))[1]
+        copied = _COPIED.match(said)
+        said = copied.group(1) if copied else said
+        init = attribute.rpartition(".")[0] + ".__init__"
+        if (init, said) not in self.star_parameters:
+            return None
+        self._need_scopes([init])
+        return init, self.scope_facts[init][said][3]
+
+    def _star_arguments(self, function: str, position: int) -> list[tuple[str, str, str]]:
+        """What the callers of function pass positionally to its *args at `position` (elements,
+        each with where it is written)."""
+        slots = self.flows.get(function, {})
+        return sorted({site for key in slots if isinstance(key, int) and key >= position for site in slots[key]}
+                      )[:_MAX_FLOWS]
 
     def _item_type(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
         """The class of `text[k]` and `text.get(k)`: what the container's annotation says its

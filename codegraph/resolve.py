@@ -612,7 +612,13 @@ class Resolver(Dispatch, Containers, Values):
         return found
 
     def _names_a_parameter(self, value: str, scope: str) -> bool:
-        """`accessor_func = accessor or default`: the value is (a side of it is) a parameter of scope."""
+        """`accessor_func = accessor or default`: the value is (a side of it is) a parameter of scope;
+        `for check in checks`, `for check in self.checks`: an element of a *checks (kept by __init__)."""
+        if value.startswith(_ELEMENT_OF):
+            iterated = value[1:]
+            if iterated.startswith("self.") and self.defs.get(scope) in _SELF_KINDS:
+                return self.stored_star(scope.rpartition(".")[0] + iterated[4:]) is not None
+            return (scope, iterated) in self.star_parameters
         facts = self.scope_facts.get(scope, _NOTHING)
         return any(_IDENTIFIER.match(side) and facts.get(side, ("",))[0] == "parameter" for side in _either(value))
 

@@ -86,11 +86,14 @@ _CALLS_ON_PARAMETERS_SQL = """
      AND split_part(c.callee_text, '.', 1) = p.name
     WHERE list_contains($q, p.owner_qualname) AND p.name NOT IN ('self', 'cls')
 """
-# The files calling `self.x()` where a constructor (of $q) stores a parameter as x (`self.x = x`).
+# The files calling `self.x()` where a constructor (of $q) stores a parameter as x (`self.x = x`),
+# or iterating `self.x` where it keeps a *x whole (`self.x = tuple(x)`: Containers.stored_star).
 _CALLS_ON_STORED_PARAMETERS_SQL = """
     SELECT DISTINCT c.file_id FROM members m
-    JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__' AND p.name = m.value
+    JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__' AND (p.name = m.value
+        OR p.kind = 'var-positional' AND m.value IN ('tuple(' || p.name || ')', 'list(' || p.name || ')'))
     JOIN calls c ON c.callee_text = 'self.' || m.name
+        OR p.kind = 'var-positional' AND c.kind = 'implicit' AND c.callee_text = 'self.' || m.name || '.__iter__'
     WHERE m.kind = 'instance_attribute' AND list_contains($q, p.owner_qualname)
 """
 # Calls of files not resolved now into definitions of files that are, and into their callers

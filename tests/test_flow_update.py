@@ -253,6 +253,29 @@ FILES = {
         class Admin(User):
             pass
         """,
+    "app/checks.py": """\
+        def run_all(value, *checks):
+            for check in checks:
+                check(value)
+        """,
+    "app/allof.py": """\
+        class All:
+            def __init__(self, *checks):
+                self.checks = tuple(checks)
+
+            def __call__(self, value):
+                for check in self.checks:
+                    check(value)
+        """,
+    "app/validate.py": """\
+        from .allof import All
+        from .checks import run_all
+        from .handlers import shout, whisper
+
+        def validate(value):
+            run_all(value, shout)
+            All(shout)(value)
+        """,
     "app/main.py": """\
         from .pick import choose
         from .hooks import apply, make
@@ -295,6 +318,7 @@ EDITS = [
     ("app/width.py", lambda s: s.replace("width_fn = lambda s: measure(s)", "width_fn = measure")),  # no lambda now
     ("app/seq.py", lambda s: s + "\n    def __len__(self):\n        return 0\n"),  # `if rows:` runs it now
     ("app/seq.py", lambda s: s.replace("def __next__", "def step")),  # the for loop runs no __next__ of ours now
+    ("app/validate.py", lambda s: s.replace("(value, shout)", "(value, whisper)").replace("All(shout)", "All(whisper)")),
     ("app/meta.py", lambda s: s.replace("class Model:", "class Model(metaclass=Registry):")),  # User is made by it
     ("app/meta.py", lambda s: s.replace("    pass", "    def __repr__(self):\n        return 'm'")),  # f"{model}"
 ]
@@ -357,6 +381,8 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
     assert not any(callee == "app.meta.Registry.__init__" for _, callee, _ in edges)  # no class made by it yet
+    assert {("app.checks.run_all", "app.handlers.shout", "alias"),  # the elements of a *checks, kept or not
+            ("app.allof.All.__call__", "app.handlers.shout", "alias")} <= edges
 
 
 @pytest.mark.parametrize("steps", [1, len(EDITS)])
