@@ -555,9 +555,12 @@ def _insert_releasing(con: duckdb.DuckDBPyConnection, pending: list[tuple[str, p
         del table
 
 
-def _for_resolution(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """The extracted tables resolution still reads once the resolver knows every definition."""
-    return {name: tables[name] for name in (*_RESOLVED_TABLES, *_SCOPE_TABLES)}
+def _for_resolution(resolver: Resolver, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The extracted tables resolution still reads once the resolver knows every definition and
+    the local names of every function (learned here, so that their tables can go as soon as the
+    writer has them)."""
+    resolver.learn_scopes(*_scope_keys(tables))
+    return {name: tables[name] for name in _RESOLVED_TABLES}
 
 
 class _Background(threading.Thread):
@@ -820,9 +823,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                     _concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]),
                     _returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
-                tables, lib_tables = _for_resolution(tables), _for_resolution(lib_tables)
+                tables = _for_resolution(resolver, tables)
                 resolved = _resolve_tables(resolver, tables, modules)
                 del tables
+                lib_tables = _for_resolution(resolver, lib_tables)
                 lib_resolved = _resolve_tables(resolver, lib_tables, modules)
                 del lib_tables
                 bases = [_class_bases(resolver, classes[0]), _class_bases(resolver, classes[1])]
