@@ -136,14 +136,16 @@ class Dispatch:
 
     def metaclass_of(self, klass: str) -> str | None:
         """The project's class that makes klass: the metaclass keyword of its class statement,
-        or of the first class in its MRO with one (`class Child(Base)` is made by Base's)."""
+        or of the first class in its MRO with one that is the project's (`class Child(Base)` is
+        made by Base's; so is `class Child(Base, metaclass=type)`, the most derived one winning)."""
         for holder in self.mro(klass):
             said = self.metaclasses.get(holder)
             if said is not None:
                 module, text = said
                 scope = holder.rsplit(_LOCALS, 1)[0] if _LOCALS in holder else module
                 found = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
-                return found if found not in self.libraries and self.defs.get(found) == "class" else None
+                if found not in self.libraries and self.defs.get(found) == "class":
+                    return found
         return None
 
     def _metaclass_runs(self, klass: str | None, method: str) -> list[tuple[str, str]]:

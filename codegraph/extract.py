@@ -720,7 +720,7 @@ class _Extractor:
     _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
                  "implicit_raise": ("__init__",), "implicit_truth": ("__bool__",)}
     # f"{x}" runs x.__format__ (or else its __str__, or else its __repr__), f"{x!s}" its __str__, f"{x!r}" its __repr__
-    _FORMATTED = {"": "__format__", "!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
+    _FORMATTED = {"!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
     _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
     def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
@@ -741,8 +741,8 @@ class _Extractor:
         for node, scope in self._sweep(captures.get("implicit_format", []), module_scope, intervals):
             text = self.flat(node)
             if text is not None and len(text) <= _VALUE_LIMIT:
-                self._implicit_rows(node, scope, text, (self._FORMATTED[self.text(next(
-                    (c for c in node.parent.children if c.type == "type_conversion"), None)) or ""],))
+                conversion = next((c for c in node.parent.children if c.type == "type_conversion"), None)
+                self._implicit_rows(node, scope, text, (self._FORMATTED.get(self.text(conversion), "__format__"),))
         for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if scope.self_name == "self":
