@@ -535,3 +535,22 @@ def test_a_call_on_a_line_that_also_assigns_an_attribute_is_read_in_its_function
                                "    def start(self):\n        from .models import Cart\n"
                                "        self.cart = Cart('me', curency='USD')\n", "unexpected-keyword-arg")
     assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"
+
+
+@pytest.mark.parametrize("body", ["    return Cart('me', curency='USD').total()\n",
+                                  "    with Cart('me', curency='USD') as cart:\n        return cart.total()\n"])
+def test_of_two_calls_starting_at_one_column_the_one_the_message_names_is_read(repo, retriever, linter, body):
+    """`Cart('me', curency='USD').total()`: both calls start at the same column; the message is
+    about the inner one (where pylint says the call ends), never the chained one, nor the
+    `__enter__` that `with` runs on it."""
+    result = _retrieve_written(repo, retriever, linter, "chained.py",
+                               "from .models import Cart\n\n\ndef owed():\n" + body, "unexpected-keyword-arg")
+    assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"
+
+
+def test_of_two_calls_starting_at_one_column_the_one_pylint_marks_the_end_of_is_read(repo, retriever, linter):
+    """The same for a message that names no keyword."""
+    result = _retrieve_written(repo, retriever, linter, "chained2.py",
+                               "from .models import Cart\n\n\ndef owed():\n"
+                               "    return Cart('me', None, 'x', 'y').total()\n", "too-many-function-args")
+    assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"

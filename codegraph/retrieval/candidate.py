@@ -40,12 +40,19 @@ class Candidate:
         return self.facts.rows[table] if self.facts else []
 
     # -- what sits where ----------------------------------------------------------------------
-    def call_at(self, line: int, column: int | None = None, end_line: int | None = None) -> str | None:
-        """The callee text of the call a diagnostic points at (pylint marks the call's start)."""
-        calls = [r for r in self.rows("calls") if line <= r.line <= (end_line or line)]
+    def call_at(self, line: int, column: int | None = None, end_line: int | None = None,
+                end_column: int | None = None) -> str | None:
+        """The callee text of the call a diagnostic points at (pylint marks the call's start).
+        `a(x=1).b()`: both calls start there; it is the outermost whose callee ends inside the
+        call pylint marks (end_line, end_column)."""
+        calls = [r for r in self.rows("calls") if r.kind != "implicit" and line <= r.line <= (end_line or line)]
         if not calls:
             return None
         exact = [r for r in calls if r.line == line and column is not None and r.col == column]
+        if len(exact) > 1:
+            exact = [r for r in exact if end_column is not None
+                     and (r.end_line, r.end_col) <= (end_line or line, end_column)] or exact
+            return max(exact, key=lambda r: (r.end_line, r.end_col)).callee_text
         if exact:
             return exact[0].callee_text
         after = sorted((r for r in calls if r.line > line or column is None or r.col >= column),

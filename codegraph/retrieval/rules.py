@@ -103,7 +103,7 @@ def _undefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 def _callee(d: Diagnostic, ctx: RuleContext) -> dict | None:
     cand = ctx.candidate
-    text = cand.call_at(d.line, d.column, d.end_line)
+    text = cand.call_at(d.line, d.column, d.end_line, d.end_column)
     if text is None:
         m = _match(r"but '([^']+)' returns None", d.message)
         text = m.group(1) if m else None
@@ -118,7 +118,7 @@ def _callee(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 
 def _callee_by_name(d: Diagnostic, ctx: RuleContext) -> dict | None:
-    text = ctx.candidate.call_at(d.line, d.column, d.end_line)
+    text = ctx.candidate.call_at(d.line, d.column, d.end_line, d.end_column)
     m = _match(r"but '([^']+)' returns None", d.message)
     name = m.group(1) if m else (text.rpartition(".")[2] if text else None)
     if not name or not name.isidentifier():
