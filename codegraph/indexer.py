@@ -237,9 +237,13 @@ def _definitions(tables: dict[str, pa.Table]) -> list[tuple]:
         kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
         modules = table.column("qualname" if name == "modules" else "module").to_pylist()
         nothing = [None] * len(qualnames)
-        evidence = [next((v for v in _with_literal(said) if v is not None), None) for said in
-                    zip(*_columns(table, EVIDENCE[name]))] if name in EVIDENCE else \
-            table.column("metaclass").to_pylist() if name == "classes" else nothing
+        if name in EVIDENCE:
+            evidence = [next((v for v in _with_literal(said) if v is not None), None)
+                        for said in zip(*_columns(table, EVIDENCE[name]))]
+        elif name == "classes":
+            evidence = table.column("metaclass").to_pylist()
+        else:
+            evidence = nothing
         decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
         out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators,
                        table.column("start_line").to_pylist()))

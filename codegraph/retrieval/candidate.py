@@ -49,12 +49,10 @@ class Candidate:
         if not calls:
             return None
         exact = [r for r in calls if r.line == line and column is not None and r.col == column]
-        if len(exact) > 1:
+        if exact:
             exact = [r for r in exact if end_column is not None
                      and (r.end_line, r.end_col) <= (end_line or line, end_column)] or exact
             return max(exact, key=lambda r: (r.end_line, r.end_col)).callee_text
-        if exact:
-            return exact[0].callee_text
         after = sorted((r for r in calls if r.line > line or column is None or r.col >= column),
                        key=lambda r: (r.line, r.col))
         return (after or calls)[0].callee_text
