@@ -135,18 +135,35 @@ class Dispatch:
                                   if how in PROJECT_RESOLUTIONS and t not in self.libraries))
 
     def metaclass_of(self, klass: str) -> str | None:
-        """The project's class that makes klass: the metaclass keyword of its class statement,
-        or of the first class in its MRO with one that is the project's (`class Child(Base)` is
-        made by Base's; so is `class Child(Base, metaclass=type)`, the most derived one winning)."""
-        for holder in self.mro(klass):
-            said = self.metaclasses.get(holder)
-            if said is not None:
-                module, text = said
-                scope = holder.rsplit(_LOCALS, 1)[0] if _LOCALS in holder else module
-                found = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
-                if found not in self.libraries and self.defs.get(found) == "class":
-                    return found
-        return None
+        """The project's class that makes klass: the metaclass keyword of its class statement
+        when it is the project's, else the first of its bases' (`class Child(Base)` is made by
+        Base's, and so is `class Child(Base, metaclass=type)`, the most derived one winning).
+        Each class is answered once, without recursion: hierarchies may be thousands deep."""
+        pending = [klass]
+        while pending:
+            current = pending[-1]
+            if current in self._metaclasses:
+                pending.pop()
+                continue
+            found = self._own_metaclass(current)
+            bases = [b for b, _ in self.resolved_bases(current) if b and self.defs.get(b) == "class"]
+            waiting = next((b for b in bases if b not in self._metaclasses and b not in pending), None)
+            if found is None and waiting is not None:
+                pending.append(waiting)  # answer the base first; a class deriving from itself says nothing
+                continue
+            self._metaclasses[current] = found or next(
+                (self._metaclasses[b] for b in bases if self._metaclasses.get(b)), None)
+            pending.pop()
+        return self._metaclasses[klass]
+
+    def _own_metaclass(self, klass: str) -> str | None:
+        said = self.metaclasses.get(klass)
+        if said is None:
+            return None
+        module, text = said
+        scope = klass.rsplit(_LOCALS, 1)[0] if _LOCALS in klass else module
+        found = self.resolve_expression(text, module, scope)[0] if _DOTTED.match(text) else None
+        return found if found not in self.libraries and self.defs.get(found) == "class" else None
 
     def _metaclass_runs(self, klass: str | None, method: str) -> list[tuple[str, str]]:
         """What making klass runs of its metaclass: `__new__` or `__init__`, the project's own."""

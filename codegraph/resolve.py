@@ -101,6 +101,7 @@ class Resolver(Dispatch, Containers, Values):
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
         self.decorators: dict[str, tuple[str, ...]] = dict(decorators or {})
         self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
+        self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
@@ -249,6 +250,7 @@ class Resolver(Dispatch, Containers, Values):
         kind, default).
         A name assigned several values keeps them all: a call through it may run each."""
         self._lookups.clear()  # what names mean may change with what is learned
+        self._metaclasses.clear()
         self._bound.clear()
         self._all.clear()
         for owner, position, name, annotation, kind, default in parameters:
