@@ -279,11 +279,14 @@ def _split_receiver(text: str) -> tuple[str | None, str]:
 
 
 _OWN_CLASS = ("type(self)", "self.__class__")
+_OWN_CLASS_CALLED = tuple(f"{own}(" for own in _OWN_CLASS)
 
 
 def _own_class_call(text: str) -> str | None:
     """`type(self)(...)` -> `type(self)`, `self.__class__(...)` -> `self.__class__`: a call of
     the receiver's own class, or None."""
+    if not text.startswith(_OWN_CLASS_CALLED):  # most calls: answered without a loop
+        return None
     return next((own for own in _OWN_CLASS
                  if text.startswith(f"{own}(") and _callee_of("f" + text[len(own):]) == "f"), None)
 

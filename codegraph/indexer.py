@@ -619,7 +619,7 @@ def index_repository(
     _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
-    with _index_lock(target):
+    with _index_lock(target), _system_arrow_pool():
         return _index_locked(root, target, jobs, max_file_size, full, embed, progress, libraries, python, report,
                              started)
 
@@ -877,6 +877,19 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
         tmp.unlink(missing_ok=True)
         tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def _system_arrow_pool() -> Iterator[None]:
+    """Arrow buffers from the C library's allocator while indexing: pyarrow's default mimalloc
+    keeps the pages of freed tables, and a full build frees tables while the resolver grows, so
+    the stdlib's peak was 0.94-0.99 GB with it against 0.87-0.92 GB without, at the same speed."""
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
 
 
 @contextlib.contextmanager

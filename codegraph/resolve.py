@@ -771,6 +771,8 @@ class Resolver(Dispatch, Containers, Values):
                 found += [(t, "override") for t in self.overrides(target, receiver)]
             elif how == "self" and self.defs.get(target) == "class":  # cls(), type(self)(): a subclass's too
                 found += [(t, "override") for t in self.subclasses(target)]
+        if len(found) == 1 and found[0][0] is not None and found[0] != (caller, "lambda"):  # most calls
+            return found
         found = [f for i, f in enumerate(_unique(f for f in found if f != (caller, "lambda"))) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
         return found or [first]
