@@ -29,21 +29,24 @@ class Dispatch:
         return self._accessors[key]
 
     def _find_accessor(self, target: str, access: str) -> str | None:
-        what = self.defs.get(target)
-        if what == "property":
+        if self.defs.get(target) == "property":
             return target
-        if what == "class_attribute":
-            holders = [self.type_of(target)]
-        elif what in _METHOD_KINDS and target in self.decorators:
-            holders = self._decorated_instances(target)
-        else:
-            return None
-        for holder in holders:
+        for holder in self._held_instances(target):
             if holder is not None and holder not in self.libraries:
                 found = self.member(holder, "__get__" if access == "read" else "__set__")
                 if found is not None and found not in self.libraries:
                     return found
         return None
+
+    def _held_instances(self, target: str) -> list[str | None]:
+        """The classes whose instance a class body holds at `target`: a class attribute's value's,
+        or a decorated method's decorator's (Values.type_of, _decorated_instances)."""
+        what = self.defs.get(target)
+        if what == "class_attribute":
+            return [self.type_of(target)]
+        if what in _METHOD_KINDS and target in self.decorators:
+            return self._decorated_instances(target)
+        return []
 
     def _decorated_instances(self, function: str) -> list[str]:
         """The classes whose instance a method's outermost decorator may make of it (`@Cached`,
@@ -126,7 +129,9 @@ class Dispatch:
         receiver, _, method = text.rpartition(".")
         made = _METACLASS_OF.match(receiver) if method in ("__new__", "__init__") else None
         if made is not None:  # class C(Base): type(C).__new__, the metaclass's
-            return self._metaclass_runs(self.resolve_expression(made.group(1), module, caller)[0], method)
+            klass = self.resolve_expression(made.group(1), module, caller)[0]
+            runs = self._metaclass_runs(klass, method)
+            return runs + self._made_runs(klass) if method == "__new__" else runs
         names = IMPLICIT_PROTOCOLS.get(method)
         if names is not None and receiver:
             iterated = names[0] == "__iter__"
@@ -168,8 +173,38 @@ class Dispatch:
     def _metaclass_runs(self, klass: str | None, method: str) -> list[tuple[str, str]]:
         """What making klass runs of its metaclass: `__new__` or `__init__`, the project's own."""
         meta = self.metaclass_of(klass) if klass is not None and self.defs.get(klass) == "class" else None
-        found = self.member(meta, method) if meta is not None else None
-        return [(found, "implicit")] if found not in self.libraries and self.defs.get(found) in _METHOD_KINDS else []
+        return self._project_methods([self.member(meta, method) if meta is not None else None])
+
+    def _made_runs(self, klass: str | None) -> list[tuple[str, str]]:
+        """What type.__new__ runs as a class statement makes klass: the __init_subclass__ of its
+        nearest ancestor that has one, and the __set_name__ of each project descriptor its body
+        holds (`title = Field()`)."""
+        if klass is None or self.defs.get(klass) != "class":
+            return []
+        found = [self.member(klass, "__init_subclass__", skip_self=True)]
+        found += [self.member(holder, "__set_name__") for attribute in self.own_members(klass)
+                  for holder in self._held_instances(attribute) if holder is not None and holder not in self.libraries]
+        return self._project_methods(found)
+
+    def _subclassed_runs(self, base: str | None) -> list[tuple[str, str]]:
+        """`type(name, (Base,), ns)` makes a subclass of Base: Base's __init_subclass__ runs."""
+        if base is None or self.defs.get(base) != "class":
+            return []
+        return self._project_methods([self.member(base, "__init_subclass__")])
+
+    def _project_methods(self, found: list[str | None]) -> list[tuple[str, str]]:
+        return [(t, "implicit") for t in dict.fromkeys(found)
+                if t is not None and t not in self.libraries and self.defs.get(t) in _METHOD_KINDS]
+
+    def own_members(self, klass: str) -> list[str]:
+        """The definitions a class's own body holds (not its bases'), indexed once."""
+        if self._own_members is None:
+            self._own_members = defaultdict(list)
+            for qualname in self.defs:
+                owner = qualname.rpartition(".")[0]
+                if self.defs.get(owner) == "class":
+                    self._own_members[owner].append(qualname)
+        return self._own_members.get(klass, [])
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""

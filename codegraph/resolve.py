@@ -103,6 +103,7 @@ class Resolver(Dispatch, Containers, Values):
         self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
         self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
+        self._own_members: dict[str, list[str]] | None = None  # Dispatch.own_members
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
@@ -753,6 +754,7 @@ class Resolver(Dispatch, Containers, Values):
         if bases and _DOTTED.match(bases[0]):  # type(name, (Base,), ns) makes a class: Base's metaclass runs
             klass = self.resolve_call(bases[0], module, caller)[0]
             found += [m for method in ("__new__", "__init__") for m in self._metaclass_runs(klass, method)]
+            found += self._subclassed_runs(klass)
         if protocol and arguments:
             given = next(iter(arguments))
             found += self._protocol_targets(given, protocol, module, caller, first[0] != ONLY_MAKES_AN_ITERATOR,

@@ -112,6 +112,7 @@ _FLOW_SITES_SQL = f"""
 """
 
 
+_MADE = frozenset({"__init_subclass__", "__set_name__"})  # what type.__new__ runs of the project's
 _PROTOCOL_CALLS = sorted(PROTOCOL_CALLS)
 _IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_CALLS.values() for name in names)})
 # When $implicit: the files reading or writing class attributes and decorated methods (descriptors),
@@ -122,6 +123,9 @@ _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualnam
             UNION SELECT file_id FROM calls WHERE $implicit
                 AND (resolution = 'implicit' OR list_contains($protocols, resolved_callee))"""
 
+# When $remade: the files with class statements or `type(name, bases, ns)` calls (what making a class runs).
+_CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
+                AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')"""
 
 # The bindings (first column true) and parameters of the functions $s, in one statement: an update
 # asks for them a few at a time, as the resolver comes to need them.
@@ -349,10 +353,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # len(x) x's __len__ (Resolver._protocol_targets): what x holds, those methods or the bases changed.
     implicit = retyped or any(item[0] == "base" or (item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED)
                               for item in changed)
-    # A class statement runs its metaclass, its own keyword's or a base's: either changed?
+    # A class statement runs its metaclass (its own keyword's or a base's), a base's __init_subclass__
+    # and the __set_name__ of what its body holds: any of them changed?
     classes = {i[1] for i in old_interface | new_interface if i[0] == "def" and i[2] == "class"}
-    remade = any(item[0] == "base" for item in changed) or any(
-        old_says.get(q) != new_says.get(q) for q in classes)
+    remade = retyped or any(item[0] == "base" or item[0] == "def" and item[1].rpartition(".")[2] in _MADE
+                            for item in changed) or any(old_says.get(q) != new_says.get(q) for q in classes)
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
@@ -375,8 +380,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
             UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
                 AND list_contains($added, split_part(text, '.', -1))
+            UNION {_CLASS_STATEMENTS_SQL}
             UNION {_IMPLICIT_USES_SQL}
-        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_CALLS}
+        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_CALLS,
+              "remade": remade}
         ).fetchall()]
     else:
         affected = [r[0] for r in con.execute(f"""
@@ -392,8 +399,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
                 AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
             UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
-            UNION SELECT DISTINCT file_id FROM calls WHERE $remade
-                AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')
+            UNION {_CLASS_STATEMENTS_SQL}
             UNION {_IMPLICIT_USES_SQL}
         """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
         ).fetchall()]

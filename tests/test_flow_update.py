@@ -321,6 +321,11 @@ EDITS = [
     ("app/validate.py", lambda s: s.replace("(value, shout)", "(value, whisper)").replace("All(shout)", "All(whisper)")),
     ("app/meta.py", lambda s: s.replace("class Model:", "class Model(metaclass=Registry):")),  # User is made by it
     ("app/meta.py", lambda s: s.replace("    pass", "    def __repr__(self):\n        return 'm'")),  # f"{model}"
+    ("app/meta.py", lambda s: s.replace("    def __repr__", "    def __init_subclass__(cls, **kw):\n"
+                                        "        super().__init_subclass__(**kw)\n\n    def __repr__")),  # User, Admin
+    ("app/record.py", lambda s: s.replace("value = 3", "value = Typed()")),
+    ("app/desc.py", lambda s: s.replace("    def __set__", "    def __set_name__(self, owner, name):\n"
+                                        "        pass\n\n    def __set__")),  # class Record runs it now
 ]
 
 
@@ -412,7 +417,11 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
         assert {("app.models", "app.meta.Registry.__init__", "implicit"),
                 ("app.admin", "app.meta.Registry.__init__", "implicit"),
                 ("app.models.derive", "app.meta.Registry.__init__", "implicit"),
-                ("app.meta.describe", "app.meta.Model.__repr__", "implicit")} <= _edges(updated.db_path)
+                ("app.meta.describe", "app.meta.Model.__repr__", "implicit"),
+                ("app.models", "app.meta.Model.__init_subclass__", "implicit"),
+                ("app.admin", "app.meta.Model.__init_subclass__", "implicit"),
+                ("app.models.derive", "app.meta.Model.__init_subclass__", "implicit"),
+                ("app.record", "app.desc.Typed.__set_name__", "implicit")} <= _edges(updated.db_path)
     if steps == 1:
         edges = _edges(updated.db_path)
         assert ("app.hooks.apply", "app.handlers.whisper", "flow") in edges  # hooks.py did not change
