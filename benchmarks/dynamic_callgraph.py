@@ -135,7 +135,9 @@ def functions(db_path: Path) -> set[str]:
 def index_with(python: str, root: Path, db_path: Path) -> None:
     code = ("import sys; from codegraph.indexer import index_repository; "
             "index_repository(sys.argv[1], sys.argv[2], embed=False)")
-    subprocess.run([python, "-c", code, str(root), str(db_path)], check=True, cwd=db_path.parent)
+    # without PYTHONPATH: a checkout on it (as when running from a worktree) would shadow the baseline's own install
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([python, "-c", code, str(root), str(db_path)], check=True, cwd=db_path.parent, env=env)
 
 
 def main(argv: list[str] | None = None) -> None:
