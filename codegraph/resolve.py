@@ -214,22 +214,27 @@ class Resolver(Dispatch, Containers, Values):
 
     def mro(self, class_qualname: str) -> list[str]:
         """Depth-first, left to right, keeping the last visit of a class reached twice: C3's
-        answer on the usual diamonds, and the same order as the ancestors_of() macro."""
-        if class_qualname in self._mro:
-            return self._mro[class_qualname]
-        visits: list[str] = []
-        stack: list[tuple[str, tuple[str, ...]]] = [(class_qualname, ())]
-        while stack and len(visits) < 4096:
-            current, trail = stack.pop()
-            visits.append(current)
-            trail = (*trail, current)
-            bases = [b for b, _ in self.resolved_bases(current)
-                     if b and self.defs.get(b) == "class" and b not in trail]
-            stack.extend((b, trail) for b in reversed(bases))
-        last = {name: i for i, name in enumerate(visits)}
-        order = sorted(last, key=last.__getitem__)
-        self._mro[class_qualname] = order
-        return order
+        answer on the usual diamonds, and the same order as the ancestors_of() macro. Each
+        class's order is made once, from its bases' orders, without recursion: hierarchies may
+        be thousands deep. A base that derives from the class being ordered adds nothing."""
+        found = self._mro.get(class_qualname)
+        if found is not None:
+            return found
+        pending, working = [class_qualname], {class_qualname}
+        while pending:
+            current = pending[-1]
+            bases = [b for b, _ in self.resolved_bases(current) if b and b != current and self.defs.get(b) == "class"]
+            waiting = next((b for b in bases if b not in self._mro and b not in working), None)
+            if waiting is not None:
+                pending.append(waiting)
+                working.add(waiting)
+                continue
+            merged = [current, *(c for b in bases for c in self._mro.get(b, ()) if c != current)]
+            last = {name: i for i, name in enumerate(merged)}
+            self._mro[current] = sorted(last, key=last.__getitem__)
+            pending.pop()
+            working.discard(current)
+        return self._mro[class_qualname]
 
     def member(self, class_qualname: str, name: str, skip_self: bool = False) -> str | None:
         key = (class_qualname, name, skip_self)

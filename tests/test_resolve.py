@@ -156,3 +156,37 @@ def test_a_decorator_with_optional_arguments_wraps_in_both_spellings(tmp_path):
     # the decorated functions are what wrapper calls: both spellings hand them to deco's func
     assert {("m.deco.<locals>.wrapper", "func", "m.plain", "flow"),
             ("m.deco.<locals>.wrapper", "func", "m.tuned", "flow")} <= rows
+
+
+def _hierarchy(classes: dict[str, tuple[str, ...]]) -> Resolver:
+    """Classes of module m by name -> their bases' names, as a resolver sees them."""
+    defs = {"m": "module", **{f"m.{name}": "class" for name in classes}}
+    bases = [(f"m.{name}", "m", i, base) for name, written in classes.items() for i, base in enumerate(written)]
+    return Resolver(defs, [], bases)
+
+
+def test_the_mro_is_pythons_on_diamonds_and_mixins():
+    """Ground truth: the __mro__ Python itself computes for the same class statements."""
+    shapes = {
+        "diamond": {"A": (), "B": ("A",), "C": ("A",), "D": ("B", "C")},
+        "mixins": {"Base": (), "Log": (), "Cache": ("Base",), "Store": ("Base",), "App": ("Log", "Cache", "Store")},
+        "deep diamond": {"A": (), "B": ("A",), "C": ("B",), "D": ("A",), "E": ("C", "D"), "F": ("E", "D")},
+    }
+    for shape, classes in shapes.items():
+        made: dict[str, type] = {}
+        for name, written in classes.items():
+            made[name] = type(name, tuple(made[b] for b in written), {})
+        resolver = _hierarchy(classes)
+        for name, klass in made.items():
+            expected = [f"m.{k.__name__}" for k in klass.__mro__ if k is not object]
+            assert resolver.mro(f"m.{name}") == expected, (shape, name)
+
+
+def test_the_mro_of_a_deep_chain_is_made_once_per_class_and_cycles_end():
+    depth = 3000
+    resolver = _hierarchy({"C0": (), **{f"C{i}": (f"C{i - 1}",) for i in range(1, depth)}})
+    assert resolver.mro(f"m.C{depth - 1}") == [f"m.C{i}" for i in reversed(range(depth))]
+    assert len(resolver._mro) == depth  # every ancestor's order kept, each made once
+    looped = _hierarchy({"A": ("B",), "B": ("A",), "S": ("S",)})
+    assert looped.mro("m.A") == ["m.A", "m.B"]
+    assert looped.mro("m.S") == ["m.S"]
