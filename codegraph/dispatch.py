@@ -4,6 +4,7 @@ overrides in subclasses that a call on a base class's method may reach. A part o
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 
@@ -182,8 +183,10 @@ class Dispatch:
         if klass is None or self.defs.get(klass) != "class":
             return []
         found = [self.member(klass, "__init_subclass__", skip_self=True)]
-        found += [self.member(holder, "__set_name__") for attribute in self.own_members(klass)
-                  for holder in self._held_instances(attribute) if holder is not None and holder not in self.libraries]
+        if self._set_name_defined:  # else no value a body holds can have one of the project's
+            found += [self.member(holder, "__set_name__") for attribute in self.own_members(klass)
+                      for holder in self._held_instances(attribute)
+                      if holder is not None and holder not in self.libraries]
         return self._project_methods(found)
 
     def _subclassed_runs(self, base: str | None) -> list[tuple[str, str]]:
@@ -205,6 +208,11 @@ class Dispatch:
                 if self.defs.get(owner) == "class":
                     self._own_members[owner].append(qualname)
         return self._own_members.get(klass, [])
+
+    @functools.cached_property
+    def _set_name_defined(self) -> bool:
+        """Does any class of the project define __set_name__?"""
+        return any(q.endswith(".__set_name__") and q not in self.libraries for q in self.defs)
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""
