@@ -74,6 +74,7 @@ _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression af
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it
 _DEFAULT = "\x04"  # a parameter's default: the expression after it, evaluated where the def is
+_FORWARDED = "\x05"  # `run(*args, **kwargs)`: "args\x00<index>" or "kwargs\x00<keyword>" of the caller's own
 
 _GOT = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.get\([^()]*\)\Z")
 _GENERIC = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")

@@ -20,7 +20,7 @@ from .dispatch import Dispatch
 from .expressions import (
     _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS, _function_scopes,
     _CALLABLE_KINDS, _METHOD_KINDS, _MAX_FLOWS, _IDENTIFIER, _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS,
-    _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _evaluated,
+    _STAR_ELEMENT, PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _FORWARDED, _evaluated,
     _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of,
     _call_arguments, _call_keywords, _split_receiver, _either, _is_lambda)
 from .values import Values, _kept
@@ -35,6 +35,7 @@ _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property
 _NOTHING: dict = {}
 _MAKES_A_CLASS = "builtins.type"  # with three arguments: type(name, bases, namespace)
 _DEEPEST = 1 << 30
+_NO_POSITION = -1  # a slot no positional argument fills: read a parameter's flows by keyword only
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -96,6 +97,7 @@ class Resolver(Dispatch, Containers, Values):
         # function qualname -> name -> (kind, value, annotation, position) for the callers being resolved
         self.scope_facts: dict[str, dict[str, tuple]] = defaultdict(dict)
         self.star_parameters: set[tuple[str, str]] = set()  # (function, name) of each *args
+        self.keyword_parameters: set[tuple[str, str]] = set()  # (function, name) of each **kwargs
         # function qualname -> parameter position or keyword -> arguments passed to it (learn_flows)
         self.flows: dict[str, dict[str | int, list[tuple[str, str, str]]]] = defaultdict(lambda: defaultdict(list))
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
@@ -266,6 +268,8 @@ class Resolver(Dispatch, Containers, Values):
             self._scopes_known.add(owner)
             if kind == "var-positional":
                 self.star_parameters.add((owner, name))
+            elif kind == "var-keyword":
+                self.keyword_parameters.add((owner, name))
         for scope, name, kind, value, annotation in bindings:
             self._scopes_known.add(scope)
             if kind == "return":
@@ -317,17 +321,51 @@ class Resolver(Dispatch, Containers, Values):
             else:
                 continue
             slots = self.flows[target]
+            spread = False
             for position, argument in enumerate(arguments):
-                if not argument or argument[0] == "*":
-                    break  # where later positional arguments land is unknown
+                if not argument:
+                    break
+                if argument[0] == "*":  # where later positional arguments land is unknown; keywords still bind
+                    spread = True
+                    self._forward(slots, target, argument, position + offset, module, caller)
+                    continue
                 keyword, equals, value = argument.partition("=")
                 if equals and _IDENTIFIER.match(keyword) and not value.startswith("="):
                     key: str | int = keyword
                     argument = value.strip()
+                elif spread:
+                    continue
                 else:
                     key = position + offset
                 if _NAMEISH.match(argument):
                     slots[key].append((argument, module, caller))
+
+    def _forward(self, slots: dict, target: str, argument: str, start: int, module: str, caller: str) -> None:
+        """`def wrap(*args, **kwargs): run(*args, **kwargs)`: each parameter of run from `start` on
+        holds an element of what wrap's callers pass to *args, and each named one what they pass
+        by that keyword to **kwargs (read when a call needs it: _forwarded_targets)."""
+        name = argument.lstrip("*")
+        keywords = argument.startswith("**")
+        if (caller, name) not in (self.keyword_parameters if keywords else self.star_parameters):
+            return
+        self._need_scopes([target])
+        for parameter, facts in self.scope_facts.get(target, _NOTHING).items():
+            position = facts[3]
+            if facts[0] != "parameter" or position is None or (target, parameter) in self.keyword_parameters:
+                continue
+            if keywords and (target, parameter) not in self.star_parameters and parameter not in ("self", "cls"):
+                slots[parameter].append((f"{_FORWARDED}{name}\x00{parameter}", module, caller))
+            elif not keywords and position >= start:
+                slots[position].append((f"{_FORWARDED}{name}\x00{position - start}", module, caller))
+
+    def _forwarded_targets(self, said: str, rest: str, scope: str) -> list[tuple[str, str]]:
+        """What the callers of scope pass to its *args at an index, or to its **kwargs by a keyword."""
+        if not self._flowing or self._hops >= MAX_HOPS:
+            return []
+        name, _, at = said.partition("\x00")
+        if (scope, name) in self.star_parameters:
+            return self._flow_targets(scope, None, self.scope_facts[scope][name][3] + int(at), rest)
+        return self._flow_targets(scope, at, _NO_POSITION, rest)
 
     def _need_scopes(self, scopes: Iterable[str]) -> None:
         """Make sure the local names of these functions are known (an update resolves some files
@@ -634,6 +672,8 @@ class Resolver(Dispatch, Containers, Values):
         """What a call through a name holding `value` runs: the function or class it names
         (alias), a method of the class it is an instance of (type), or what a call returns; a
         lambda, the function it is written in (lambda); each side of an `or`."""
+        if value.startswith(_FORWARDED):
+            return self._forwarded_targets(value[1:], rest, scope)
         value, scope = _evaluated(value, scope)
         if not rest and _is_lambda(value):
             return [(scope, "lambda")] if self.defs.get(scope) in _CALLABLE_KINDS else []

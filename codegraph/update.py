@@ -96,6 +96,13 @@ _CALLS_ON_STORED_PARAMETERS_SQL = """
         OR p.kind = 'var-positional' AND c.kind = 'implicit' AND c.callee_text = 'self.' || m.name || '.__iter__'
     WHERE m.kind = 'instance_attribute' AND list_contains($q, p.owner_qualname)
 """
+# What the functions $q pass their own *args or **kwargs on to (Resolver._forward).
+_FORWARDED_TO_SQL = """
+    SELECT DISTINCT c.resolved_callee FROM calls c JOIN parameters p ON p.owner_qualname = c.caller_qualname
+    WHERE list_contains($q, c.caller_qualname) AND c.resolved_callee IS NOT NULL
+      AND (p.kind = 'var-positional' AND list_contains(c.arguments, '*' || p.name)
+           OR p.kind = 'var-keyword' AND list_contains(c.arguments, '**' || p.name))
+"""
 # Calls of files not resolved now into definitions of files that are, and into their callers
 # up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters):
 # Resolver.learn_flows.
@@ -460,6 +467,13 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         if resolver.defs.get(callee) == "class":
             reached.add(resolver.member(callee, "__init__"))
     reached.discard(None)
+    for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
+        onward = {r[0] for r in con.execute(_FORWARDED_TO_SQL, {"q": sorted(reached)}).fetchall()}
+        onward |= {resolver.member(q, "__init__") for q in onward if resolver.defs.get(q) == "class"}
+        onward -= reached | {None}
+        if not onward:
+            break
+        reached |= onward
     flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
                for r in con.execute(sql, {"q": sorted(reached)}).fetchall()}
     if changed:

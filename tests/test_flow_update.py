@@ -39,6 +39,29 @@ FILES = {
                 return x
             return inner
         """,
+    "app/base_task.py": """\
+        class Task:
+            def __init__(self, handler):
+                self.handler = handler
+
+            def run(self):
+                return self.handler("t")
+        """,
+    "app/sub_task.py": """\
+        from .base_task import Task
+
+        class Loud(Task):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+        """,
+    "app/use_task.py": """\
+        from .sub_task import Loud
+        from .handlers import shout, whisper
+
+        def use():
+            Loud(shout).run()
+            Loud(handler=shout).run()
+        """,
     "app/handlers.py": """\
         def shout(x):
             return x.upper()
@@ -326,6 +349,8 @@ EDITS = [
     ("app/record.py", lambda s: s.replace("value = 3", "value = Typed()")),
     ("app/desc.py", lambda s: s.replace("    def __set__", "    def __set_name__(self, owner, name):\n"
                                         "        pass\n\n    def __set__")),  # class Record runs it now
+    ("app/use_task.py", lambda s: s.replace("Loud(shout)", "Loud(whisper)")),  # through Loud's *args
+    ("app/use_task.py", lambda s: s.replace("handler=shout", "handler=whisper")),  # through its **kwargs
 ]
 
 
@@ -386,6 +411,9 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
     assert {("app.show.show", "app.desc.Typed.__get__", "implicit"), ("app.show.show", "app.desc.Typed.__set__",
                                                                          "implicit")} <= edges
     assert not any(callee == "app.meta.Registry.__init__" for _, callee, _ in edges)  # no class made by it yet
+    # Loud(shout) and Loud(handler=shout) pass shout on through Loud's *args and **kwargs to Task's handler
+    assert {callee for caller, callee, _ in edges if caller == "app.base_task.Task.run"
+            and callee.startswith("app.handlers.")} == {"app.handlers.shout"}
     assert {("app.checks.run_all", "app.handlers.shout", "alias"),  # the elements of a *checks, kept or not
             ("app.allof.All.__call__", "app.handlers.shout", "alias")} <= edges
 
@@ -422,6 +450,8 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
                 ("app.admin", "app.meta.Model.__init_subclass__", "implicit"),
                 ("app.models.derive", "app.meta.Model.__init_subclass__", "implicit"),
                 ("app.record", "app.desc.Typed.__set_name__", "implicit")} <= _edges(updated.db_path)
+        assert {callee for caller, callee, _ in _edges(updated.db_path) if caller == "app.base_task.Task.run"
+                and callee.startswith("app.handlers.")} == {"app.handlers.whisper"}
     if steps == 1:
         edges = _edges(updated.db_path)
         assert ("app.hooks.apply", "app.handlers.whisper", "flow") in edges  # hooks.py did not change
