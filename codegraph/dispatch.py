@@ -143,24 +143,11 @@ class Dispatch:
     def metaclass_of(self, klass: str) -> str | None:
         """The project's class that makes klass: the metaclass keyword of its class statement
         when it is the project's, else the first of its bases' (`class Child(Base)` is made by
-        Base's, and so is `class Child(Base, metaclass=type)`, the most derived one winning).
-        Each class is answered once, without recursion: hierarchies may be thousands deep."""
-        pending = [klass]
-        while pending:
-            current = pending[-1]
-            if current in self._metaclasses:
-                pending.pop()
-                continue
-            found = self._own_metaclass(current)
-            bases = [b for b, _ in self.resolved_bases(current) if b and self.defs.get(b) == "class"]
-            waiting = next((b for b in bases if b not in self._metaclasses and b not in pending), None)
-            if found is None and waiting is not None:
-                pending.append(waiting)  # answer the base first; a class deriving from itself says nothing
-                continue
-            self._metaclasses[current] = found or next(
-                (self._metaclasses[b] for b in bases if self._metaclasses.get(b)), None)
-            pending.pop()
-        return self._metaclasses[klass]
+        Base's, and so is `class Child(Base, metaclass=type)`, the most derived one winning)."""
+        if klass in self._metaclasses:
+            return self._metaclasses[klass]
+        return self._from_bases(klass, self._metaclasses, lambda current, bases: next(
+            (self._metaclasses[b] for b in bases if self._metaclasses[b]), None), self._own_metaclass)
 
     def _own_metaclass(self, klass: str) -> str | None:
         said = self.metaclasses.get(klass)
@@ -184,7 +171,7 @@ class Dispatch:
             return []
         found = [self.member(klass, "__init_subclass__", skip_self=True)]
         if self._set_name_defined:  # else no value a body holds can have one of the project's
-            found += [self.member(holder, "__set_name__") for attribute in self.own_members(klass)
+            found += [self.member(holder, "__set_name__") for attribute in self._bodies.get(klass, ())
                       for holder in self._held_instances(attribute)
                       if holder is not None and holder not in self.libraries]
         return self._project_methods(found)
@@ -199,15 +186,15 @@ class Dispatch:
         return [(t, "implicit") for t in dict.fromkeys(found)
                 if t is not None and t not in self.libraries and self.defs.get(t) in _METHOD_KINDS]
 
-    def own_members(self, klass: str) -> list[str]:
-        """The definitions a class's own body holds (not its bases'), indexed once."""
-        if self._own_members is None:
-            self._own_members = defaultdict(list)
-            for qualname in self.defs:
-                owner = qualname.rpartition(".")[0]
-                if self.defs.get(owner) == "class":
-                    self._own_members[owner].append(qualname)
-        return self._own_members.get(klass, [])
+    @functools.cached_property
+    def _bodies(self) -> dict[str, list[str]]:
+        """class -> the definitions its own body holds (not its bases')."""
+        bodies = defaultdict(list)
+        for qualname in self.defs:
+            owner = qualname.rpartition(".")[0]
+            if self.defs.get(owner) == "class":
+                bodies[owner].append(qualname)
+        return bodies
 
     @functools.cached_property
     def _set_name_defined(self) -> bool:

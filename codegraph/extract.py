@@ -288,9 +288,9 @@ class _Extractor:
             superclasses = node.child_by_field_name("superclasses")
             # type(C).__new__ runs the __init_subclass__ of a base and the __set_name__ of what the
             # body holds; with bases or keywords, a metaclass's __new__ and __init__ may run too
-            said = superclasses is not None and any(c.type != "comment" for c in superclasses.named_children)
+            derived = superclasses is not None and any(c.type != "comment" for c in superclasses.named_children)
             self._implicit_rows(node.child_by_field_name("name"), outer, f"type({name})",
-                                ("__new__", "__init__") if said else ("__new__",))
+                                ("__new__", "__init__") if derived else ("__new__",))
             if superclasses is not None:
                 metaclass = next((self.flat(k.child_by_field_name("value")) for k in superclasses.named_children
                                   if k.type == "keyword_argument" and self.text(k.child_by_field_name("name"))

@@ -35,7 +35,6 @@ _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property
 _NOTHING: dict = {}
 _MAKES_A_CLASS = "builtins.type"  # with three arguments: type(name, bases, namespace)
 _DEEPEST = 1 << 30
-_NO_POSITION = -1  # a slot no positional argument fills: read a parameter's flows by keyword only
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -105,7 +104,6 @@ class Resolver(Dispatch, Containers, Values):
         self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
         self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
-        self._own_members: dict[str, list[str]] | None = None  # Dispatch.own_members
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
@@ -216,27 +214,40 @@ class Resolver(Dispatch, Containers, Values):
 
     def mro(self, class_qualname: str) -> list[str]:
         """Depth-first, left to right, keeping the last visit of a class reached twice: C3's
-        answer on the usual diamonds, and the same order as the ancestors_of() macro. Each
-        class's order is made once, from its bases' orders, without recursion: hierarchies may
-        be thousands deep. A base that derives from the class being ordered adds nothing."""
+        answer on the usual diamonds, and the same order as the ancestors_of() macro."""
         found = self._mro.get(class_qualname)
         if found is not None:
             return found
-        pending, working = [class_qualname], {class_qualname}
+
+        def ordered(current: str, bases: list[str]) -> list[str]:
+            merged = [current, *(c for b in bases for c in self._mro[b] if c != current)]
+            last = {name: i for i, name in enumerate(merged)}
+            return sorted(last, key=last.__getitem__)
+
+        return self._from_bases(class_qualname, self._mro, ordered)
+
+    def _from_bases(self, klass: str, known: dict, answer: Callable[[str, list[str]], object],
+                    own: Callable[[str], object] = lambda current: None) -> object:
+        """Answer klass from its bases' answers (`answer(class, bases)`), unless `own` answers it
+        alone, keeping each ancestor's answer in `known` on the way: each class once, without
+        recursion, for hierarchies may be thousands deep. A base still being answered (a class
+        that derives from itself) is left out."""
+        pending, working = [klass], {klass}
         while pending:
             current = pending[-1]
-            bases = [b for b, _ in self.resolved_bases(current) if b and b != current and self.defs.get(b) == "class"]
-            waiting = next((b for b in bases if b not in self._mro and b not in working), None)
-            if waiting is not None:
-                pending.append(waiting)
-                working.add(waiting)
-                continue
-            merged = [current, *(c for b in bases for c in self._mro.get(b, ()) if c != current)]
-            last = {name: i for i, name in enumerate(merged)}
-            self._mro[current] = sorted(last, key=last.__getitem__)
+            settled = own(current)
+            if settled is None:
+                bases = [b for b, _ in self.resolved_bases(current) if b and b != current and self.defs.get(b) == "class"]
+                waiting = next((b for b in bases if b not in known and b not in working), None)
+                if waiting is not None:
+                    pending.append(waiting)
+                    working.add(waiting)
+                    continue
+                settled = answer(current, [b for b in bases if b in known])
+            known[current] = settled
             pending.pop()
             working.discard(current)
-        return self._mro[class_qualname]
+        return known[klass]
 
     def member(self, class_qualname: str, name: str, skip_self: bool = False) -> str | None:
         key = (class_qualname, name, skip_self)
@@ -351,7 +362,7 @@ class Resolver(Dispatch, Containers, Values):
         self._need_scopes([target])
         for parameter, facts in self.scope_facts.get(target, _NOTHING).items():
             position = facts[3]
-            if facts[0] != "parameter" or position is None or (target, parameter) in self.keyword_parameters:
+            if facts[0] != "parameter" or (target, parameter) in self.keyword_parameters:
                 continue
             if keywords and (target, parameter) not in self.star_parameters and parameter not in ("self", "cls"):
                 slots[parameter].append((f"{_FORWARDED}{name}\x00{parameter}", module, caller))
@@ -365,7 +376,7 @@ class Resolver(Dispatch, Containers, Values):
         name, _, at = said.partition("\x00")
         if (scope, name) in self.star_parameters:
             return self._flow_targets(scope, None, self.scope_facts[scope][name][3] + int(at), rest)
-        return self._flow_targets(scope, at, _NO_POSITION, rest)
+        return self._flow_targets(scope, at, None, rest)
 
     def _need_scopes(self, scopes: Iterable[str]) -> None:
         """Make sure the local names of these functions are known (an update resolves some files
@@ -742,14 +753,14 @@ class Resolver(Dispatch, Containers, Values):
         given = _call_keywords(value).get(field) if _callee_of(value) is not None else None
         return self._value_targets(given, tail, module, scope) if given else []
 
-    def _flow_targets(self, scope: str, name: str, position: int | None, rest: str) -> list[tuple[str, str]]:
+    def _flow_targets(self, scope: str, name: str | None, position: int | None, rest: str) -> list[tuple[str, str]]:
         """A call through a parameter: what the arguments bound to it name, followed back through
         the callers' own parameters up to MAX_HOPS calls (`def outer(f): inner(f)`)."""
         slots = self.flows.get(scope)
         if not slots:
             return []
         # in a stable order, whoever learned them first (a full build or an update)
-        arguments = sorted({*slots.get(position, ()), *slots.get(name, ())}) if position is not None else []
+        arguments = sorted({*slots.get(position, ()), *slots.get(name, ())})
         self._hops += 1
         try:
             out = [(target, _kept(how, "flow")) for text, module, caller in arguments[:_MAX_FLOWS]

@@ -331,6 +331,17 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
                       skips_now, by_path, progress)
 
 
+def _given(resolver, callees: Iterable[str | None]) -> set[str]:
+    """The functions that get the arguments of calls to these callees: each callee, and a class's __init__."""
+    out = set()
+    for callee in callees:
+        out.add(callee)
+        if resolver.defs.get(callee) == "class":
+            out.add(resolver.member(callee, "__init__"))
+    out.discard(None)
+    return out
+
+
 def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old: dict, gone: list,
                   to_parse: list, fresh: dict, chunks: list, file_rows: list, touched: list, skips_now: list,
                   by_path: dict, progress: Progress | None) -> None:
@@ -462,16 +473,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     reached = set(old_flow_targets)
     texts, fids, callers, kinds, arguments = _columns(calls, ("callee_text", "file_id", "caller_qualname", "kind",
                                                               "arguments"))
-    for callee, *_ in call_sites(resolver, texts, [modules[f] for f in fids], callers, kinds, arguments):
-        reached.add(callee)
-        if resolver.defs.get(callee) == "class":
-            reached.add(resolver.member(callee, "__init__"))
-    reached.discard(None)
+    reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
+                                                                kinds, arguments)))
     for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
-        onward = {r[0] for r in con.execute(_FORWARDED_TO_SQL, {"q": sorted(reached)}).fetchall()}
-        onward |= {resolver.member(q, "__init__") for q in onward if resolver.defs.get(q) == "class"}
-        onward -= reached | {None}
-        if not onward:
+        onward = _given(resolver, (r[0] for r in con.execute(_FORWARDED_TO_SQL, {"q": sorted(reached)}).fetchall()))
+        if onward <= reached:
             break
         reached |= onward
     flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
