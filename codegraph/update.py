@@ -19,12 +19,13 @@ import pyarrow as pa
 from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
-from .indexer import (_BINDING_KEY, _DEFINITIONS_SQL, _PARAMETER_KEY, _RESOLVED_TABLES, _RETURNS_SQL, _SCOPE_TABLES,
-                      EVIDENCE, SITE_ROWS_SQL, IndexReport, Progress, _build_resolver, _columns, _concat, _definitions,
-                      _external_imports, _extract_chunks, _returns, _scope_keys, _skip_row, _summarise, _term_stats,
-                      _write_embeddings, _write_resolved, call_sites, evidence_sql)
+from .indexer import (IndexReport, Progress, _concat, _external_imports, _extract_chunks, _skip_row, _summarise,
+                      _term_stats, _write_embeddings)
+from .resolution import (BINDING_KEY, DEFINITIONS_SQL, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
+                         SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
+                         evidence_sql, returns_of, scope_keys, write_resolved)
 from .library import Finder
-from .resolve import MAX_HOPS
+from .flows import MAX_HOPS
 from .expressions import PROTOCOL_CALLS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
@@ -137,9 +138,9 @@ _CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
 # The bindings (first column true) and parameters of the functions $s, in one statement: an update
 # asks for them a few at a time, as the resolver comes to need them.
 _SCOPES_SQL = f"""
-    SELECT true, {', '.join(_BINDING_KEY)}, {', '.join(f'NULL AS p{i}' for i in range(len(_PARAMETER_KEY)))}
+    SELECT true, {', '.join(BINDING_KEY)}, {', '.join(f'NULL AS p{i}' for i in range(len(PARAMETER_KEY)))}
     FROM all_bindings WHERE list_contains($s, scope_qualname)
-    UNION ALL SELECT false, {', '.join('NULL' for _ in _BINDING_KEY)}, {', '.join(_PARAMETER_KEY)}
+    UNION ALL SELECT false, {', '.join('NULL' for _ in BINDING_KEY)}, {', '.join(PARAMETER_KEY)}
     FROM all_parameters WHERE list_contains($s, owner_qualname)
 """
 
@@ -154,7 +155,7 @@ def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
 
 
 def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
-    definitions = _definitions(tables)
+    definitions = definition_rows(tables)
     out = {("def", q, k, None) for q, k, *_rest in definitions}
     out |= {("says", q, said, None) for q, _k, _layer, _module, said, *_rest in definitions if said is not None}
     out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d, *_rest in definitions
@@ -162,7 +163,7 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     # What functions return and the names they bind (Resolver._returned), as _INTERFACE_SQL says it.
     bound: dict[str, list[tuple]] = {}
     returning = set()
-    for scope, name, kind, line, value in zip(*_columns(tables["bindings"],
+    for scope, name, kind, line, value in zip(*column_lists(tables["bindings"],
                                                         ("scope_qualname", "name", "kind", "line", "value"))):
         bound.setdefault(scope, []).append((line, kind, name, value or ""))
         if kind == "return":
@@ -170,10 +171,10 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     out |= {("says", f"{q}:return", "\n".join(f"{k} {n}={v}" for _line, k, n, v in sorted(bound[q])), None)
             for q in returning}
     imports = tables["imports"]
-    for module, scope, bound, target, imported in zip(*_columns(
+    for module, scope, bound, target, imported in zip(*column_lists(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
         out.add(("import", f"{module}:{scope}", bound or "*", target or imported))
-    for qualname, position, text in zip(*_columns(tables["inheritance"], ("class_qualname", "position", "base_text"))):
+    for qualname, position, text in zip(*column_lists(tables["inheritance"], ("class_qualname", "position", "base_text"))):
         out.add(("base", qualname, str(position), text))
     return out
 
@@ -434,24 +435,24 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     if model is not None:
         _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
     for name in EXTRACTED:
-        if name not in _RESOLVED_TABLES:
+        if name not in RESOLVED_TABLES:
             db.insert_arrow(con, name, fresh[name])
     for chunk in chunks:
         db.insert_arrow(con, "terms", chunk.terms)
 
     # What the resolver needs from the rest of the repository.
-    defs = con.execute(_DEFINITIONS_SQL).fetchall()
+    defs = con.execute(DEFINITIONS_SQL).fetchall()
     where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
     def fetch(name: str, clause: str = "") -> pa.Table:
         cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
         return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
 
-    resolver = _build_resolver(
+    resolver = build_resolver(
         defs,
         _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
         _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
-        _returns(con.execute(_RETURNS_SQL).fetchall()),
+        returns_of(con.execute(RETURNS_SQL).fetchall()),
     )
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
     modules.update({r.file_id: r.module for r in file_rows})
@@ -459,7 +460,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     def scopes_of(names: list[str]) -> tuple[Iterable, Iterable]:
         """The local names of functions of files not resolved now (Resolver.scope_loader)."""
         rows = con.execute(_SCOPES_SQL, {"s": names}).fetchall()
-        width = len(_BINDING_KEY)
+        width = len(BINDING_KEY)
         return ([r[1:width + 1] for r in rows if r[0]],
                 [r[width + 1:] for r in rows if not r[0]])
 
@@ -467,11 +468,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     fresh_ids = {r.file_id for r in file_rows}
-    resolver.learn_scopes(*_scope_keys({name: _concat(name, [fetch(name, where), fresh[name]])
-                                        for name in _SCOPE_TABLES}))
+    resolver.learn_scopes(*scope_keys({name: _concat(name, [fetch(name, where), fresh[name]])
+                                        for name in SCOPE_TABLES}))
     calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), fresh["calls"]])
     reached = set(old_flow_targets)
-    texts, fids, callers, kinds, arguments = _columns(calls, ("callee_text", "file_id", "caller_qualname", "kind",
+    texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
                                                               "arguments"))
     reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
                                                                 kinds, arguments)))
@@ -490,8 +491,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         con.execute("INSERT INTO _affected SELECT unnest($ids::BIGINT[])", {"ids": sorted(flowing)})
     report.reresolved = len(affected) + len(flowing)
     redo = {name: _concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
-                                 fresh[name]]) for name in _RESOLVED_TABLES}
-    scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in _SCOPE_TABLES}
+                                 fresh[name]]) for name in RESOLVED_TABLES}
+    scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected "
                 "UNION SELECT unnest($ids::BIGINT[])", {"ids": sorted(fresh_ids)})
@@ -499,15 +500,15 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     callers = sorted({site[-1] for site in sites})
     if callers:
         clause = "WHERE file_id IN (SELECT unnest($ids::BIGINT[]))"
-        resolver.learn_scopes(*_scope_keys({name: con.execute(
+        resolver.learn_scopes(*scope_keys({name: con.execute(
             f"SELECT {', '.join(BY_NAME[name].names('extract'))} FROM {name} {clause}", {"ids": callers}
-        ).to_arrow_table() for name in _SCOPE_TABLES}))
-    for name in _RESOLVED_TABLES:
+        ).to_arrow_table() for name in SCOPE_TABLES}))
+    for name in RESOLVED_TABLES:
         con.execute(f'DELETE FROM "{name}" {where}')
     classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
                   in sites]
-    _write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
+    write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
     db.insert_rows(con, "files", file_rows)
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})

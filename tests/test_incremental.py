@@ -107,10 +107,11 @@ def test_touched_but_identical_file_is_not_reparsed(mini_repo):
 
 _CRASH_DURING_UPDATE = """
 import os, sys
-import codegraph.indexer as ix
+import codegraph.resolution
 def boom(*args, **kwargs):
     os._exit(17)  # like a kill -9 in the middle of writing
-ix._write_resolved = boom
+codegraph.resolution.write_resolved = boom
+import codegraph.indexer as ix
 ix.index_repository(sys.argv[1], jobs=1)
 """
 

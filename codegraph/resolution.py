@@ -1,0 +1,376 @@
+"""From extracted rows to the resolver, and back to resolved tables: what a full build and an
+update (update.py) share. The resolver (resolve.py) reads plain rows; this module turns Arrow
+tables and database rows into them and its answers into the resolution columns."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from . import db
+from .resolve import ASSIGNED_RESOLUTIONS, Resolver
+from .schema import BY_NAME, DEFINITIONS, PROJECT_RESOLUTIONS
+
+# Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
+RESOLVED_TABLES = ("imports", "calls", "refs", "inheritance")
+SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
+RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
+
+
+def column_lists(table: pa.Table, names: Iterable[str]) -> list[list]:
+    return [_values(table.column(n)) for n in names]
+
+
+def _values(column: pa.ChunkedArray) -> list:
+    """A column as Python values; equal strings are one object (a qualname repeats on every row
+    of its function: one copy, hashed once, whatever dictionary it is a key of)."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return _shared(column)
+    if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
+        lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if not isinstance(lists, pa.ListArray):  # an empty column
+            return column.to_pylist()
+        words = _shared(lists.flatten())
+        offsets = lists.offsets.to_numpy().tolist()
+        valid = lists.is_valid().to_numpy(zero_copy_only=False).tolist()
+        return [tuple(words[offsets[i]:offsets[i + 1]]) if valid[i] else None for i in range(len(lists))]
+    return column.to_pylist()
+
+
+def _shared(column: pa.Array | pa.ChunkedArray) -> list:
+    if not len(column):
+        return []
+    encoded = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).dictionary_encode()
+    words = [*encoded.dictionary.to_pylist(), None]
+    return [words[i] for i in encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).tolist()]
+
+
+def definition_rows(tables: dict[str, pa.Table]) -> list[tuple]:
+    """(qualname, kind, layer, module, evidence, decorators, line) of every definition in extracted
+    tables; the evidence says what it holds or returns (Resolver.type_of): an attribute's or
+    variable's annotation or value, a function's signature; for a class, its metaclass keyword;
+    a function's decorators as written."""
+    out: list[tuple] = []
+    fixed = {"modules": "module", "classes": "class", "nested_functions": "nested_function"}
+    for name in DEFINITIONS:
+        table = tables[name]
+        if not table.num_rows:
+            continue
+        qualnames = table.column("qualname").to_pylist()
+        kinds = [fixed[name]] * len(qualnames) if name in fixed else table.column("kind").to_pylist()
+        modules = table.column("qualname" if name == "modules" else "module").to_pylist()
+        nothing = [None] * len(qualnames)
+        if name in EVIDENCE:
+            evidence = [next((v for v in _with_literal(said) if v is not None), None)
+                        for said in zip(*column_lists(table, EVIDENCE[name]))]
+        elif name == "classes":
+            evidence = table.column("metaclass").to_pylist()
+        else:
+            evidence = nothing
+        decorators = table.column("decorators").to_pylist() if name in EVIDENCE else nothing
+        out.extend(zip(qualnames, kinds, table.column("layer").to_pylist(), modules, evidence, decorators,
+                       table.column("start_line").to_pylist()))
+    return out
+
+
+# What a function or variable says it holds or returns (Resolver.type_of): the first of these
+# columns that is set, except that a list or dict literal given as the value comes before an
+# annotation (`SHELLS: Dict[str, Type[Shell]] = {"bash": Bash}`: what it holds, Resolver._elements).
+# The tables that have them also have decorators.
+_SIGNATURE_ANNOTATION_VALUE = ("signature", "annotation", "value")
+EVIDENCE: dict[str, tuple[str, ...]] = {"members": _SIGNATURE_ANNOTATION_VALUE, "globals": _SIGNATURE_ANNOTATION_VALUE,
+                                        "nested_functions": ("signature",)}
+_LITERAL_SQL = "CASE WHEN length(value) > 2 AND left(value, 1) IN ('[', '{') THEN value END"
+
+
+def _with_literal(said: tuple) -> tuple:
+    """A row's EVIDENCE columns, with the value moved first when it is a literal (as _LITERAL_SQL)."""
+    if len(said) != len(_SIGNATURE_ANNOTATION_VALUE):
+        return said
+    signature, annotation, value = said
+    literal = value is not None and len(value) > 2 and value[0] in "[{"
+    return (signature, value, annotation) if literal else said
+
+
+def evidence_sql(table: str) -> str:
+    columns = EVIDENCE[table]
+    if columns == _SIGNATURE_ANNOTATION_VALUE:
+        columns = ("signature", _LITERAL_SQL, "annotation", "value")
+    return f"coalesce({', '.join(columns)})"
+
+
+DEFINITIONS_SQL = """
+    SELECT qualname, 'module', layer, qualname, NULL, NULL, start_line FROM all_modules
+    UNION ALL SELECT qualname, 'class', layer, module, metaclass, NULL, start_line FROM all_classes
+    UNION ALL SELECT qualname, kind, layer, module, {members}, decorators, start_line FROM all_members
+    UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators, start_line FROM all_globals
+    UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators, start_line
+        FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
+
+
+def scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
+    """Resolver.learn_scopes' arguments from bindings and parameters tables."""
+    return (zip(*column_lists(tables["bindings"], BINDING_KEY)), zip(*column_lists(tables["parameters"], PARAMETER_KEY)))
+
+
+_IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
+_BASE_KEY = ("class_qualname", "module", "position", "base_text")
+BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
+PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation", "kind", "default_value")
+
+
+def returns_of(rows: Iterable[tuple]) -> dict[str, tuple[str, ...]]:
+    """function -> the expressions its return statements give, in line order, from bindings rows
+    (scope_qualname, line, value) of kind 'return'."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for scope, _line, value in sorted(r for r in rows if r[2] is not None):
+        if value not in out[scope]:
+            out[scope].append(value)
+    return {scope: tuple(values) for scope, values in out.items()}
+
+
+def returns_of_tables(*tables: pa.Table) -> dict[str, tuple[str, ...]]:
+    rows = []
+    for table in tables:
+        rows += [(s, line, v) for s, k, line, v in zip(*column_lists(table, ("scope_qualname", "kind", "line", "value")))
+                 if k == "return"]
+    return returns_of(rows)
+
+
+RETURNS_SQL = "SELECT scope_qualname, line, value FROM all_bindings WHERE kind = 'return' AND value IS NOT NULL"
+
+
+_VALUE_KINDS = frozenset({"variable", "class_attribute", "instance_attribute"})
+
+
+def _later_wins(qualname: str, value: str | None, value_line: int | None, def_line: int | None) -> bool:
+    """Of a name both defined (def, class) and assigned, the resolver keeps the one written later,
+    as straight-line code and the usual `except ImportError: f = g` / `else: def f(...)` have it
+    (`f = lru_cache()(f)` after the def is f), except an assignment of the same name from another
+    module (`Future = _asyncio.Future` after `class Future`: an accelerator, whose source is the
+    def). True when the assignment is what the name is."""
+    if (value_line or 0) <= (def_line or 0):
+        return False
+    name = qualname.rpartition(".")[2]
+    return not (value and value.endswith("." + name) and _DOTTED_NAME.fullmatch(value))
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
+
+
+def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table,
+                    returns: dict[str, tuple[str, ...]] | None = None) -> Resolver:
+    definitions: dict[str, str] = {}
+    libraries: set[str] = set()
+    evidence: dict[str, tuple[str, str]] = {}
+    decorated: dict[str, tuple[str, ...]] = {}
+    metaclasses: dict[str, tuple[str, str]] = {}
+    lines: dict[str, int] = {}
+    for qualname, kind, layer, module, said, decorators, line in defs:
+        known = definitions.get(qualname)
+        if known is None:
+            lines[qualname] = line or 0
+        elif (known in _VALUE_KINDS) != (kind in _VALUE_KINDS) and (
+                _later_wins(qualname, said, line, lines[qualname]) if kind in _VALUE_KINDS  # an assignment after a def
+                else not _later_wins(qualname, evidence.get(qualname, (None, None))[1], lines[qualname], line)):
+            del definitions[qualname]
+            evidence.pop(qualname, None)
+            metaclasses.pop(qualname, None)
+            decorated.pop(qualname, None)
+            lines[qualname] = line or 0
+        if definitions.setdefault(qualname, kind) != kind:
+            continue  # what the name is not: nothing it says counts
+        if layer != "project":
+            libraries.add(qualname)
+        if said is not None and kind == "class":
+            metaclasses.setdefault(qualname, (module, said))
+        elif said is not None:
+            evidence.setdefault(qualname, (module, said))
+        if decorators:
+            decorated.setdefault(qualname, tuple(decorators))
+    return Resolver(definitions, zip(*column_lists(imports, _IMPORT_KEY)), zip(*column_lists(inheritance, _BASE_KEY)),
+                    libraries, evidence, returns, decorated, metaclasses)
+
+
+def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
+                    flow_sites: Iterable[tuple] = ()) -> dict[str, pa.Table]:
+    """Add the resolution columns to imports, calls and inheritance. A call that may run several
+    definitions gets a row for each (`alternative` true after the first); `C()` gets a row for the
+    C.__init__ it runs. flow_sites: resolved calls of files not resolved here that pass
+    arguments to functions that are (Resolver.learn_flows)."""
+    def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
+        for i, name in enumerate(names):
+            table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
+        return table
+
+    if "bindings" in tables:  # what the callers' own names mean
+        resolver.learn_scopes(*scope_keys(tables))
+    imports = tables["imports"]
+    values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
+    out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
+    out["refs"], properties = _resolve_refs(resolver, tables["refs"], modules)
+    out["calls"] = _resolve_calls(resolver, tables["calls"], modules, flow_sites)
+    if properties is not None:
+        out["calls"] = pa.concat_tables([out["calls"], properties.select(out["calls"].column_names)
+                                         .cast(out["calls"].schema)])
+    inheritance = tables["inheritance"]
+    values = []
+    for qualname, position in zip(*column_lists(inheritance, ("class_qualname", "position"))):
+        resolved = resolver.resolved_bases(qualname)
+        values.append(resolved[position] if position < len(resolved) else (None, None))
+    out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
+    return out
+
+
+def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> tuple[pa.Table, pa.Table | None]:
+    """refs with their resolution, and a calls row (kind property) for every read or write of a
+    property or a descriptor: `obj.size` runs the getter, `obj.size = 3` the setter
+    (Resolver.accessor)."""
+    texts, file_ids, scopes, kinds = column_lists(refs, ("text", "file_id", "scope_qualname", "kind"))
+    seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+    values = []
+    for text, fid, scope in zip(texts, file_ids, scopes):
+        key = (text, scope)
+        value = seen.get(key)
+        if value is None:
+            # a bare local name is a use of that local, whatever it holds (`h = helper` is the use of helper)
+            local = "." not in text and resolver.lookup(text, modules[fid], scope)[1] == "bound"
+            target, how = (None, None) if local else resolver.resolve_expression(text, modules[fid], scope)
+            if target is None or target not in resolver.defs or how == "builtin":
+                value = (None, None)
+            else:
+                value = (target, "library" if target in resolver.libraries else how)
+            seen[key] = value
+        values.append(value)
+    resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
+    resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
+    accessors = [(i, run) for i, ((target, how), kind) in enumerate(zip(values, kinds))
+                 if kind in ("read", "write") and how in PROJECT_RESOLUTIONS
+                 and (run := resolver.accessor(target, kind)) is not None]
+    if not accessors:
+        return resolved, None
+    getters = [i for i, _ in accessors]
+    picked = refs.take(getters)
+    n = len(getters)
+    line = picked.column("line")
+    ends = pa.array([c + len(t) for c, t in zip(picked.column("col").to_pylist(), picked.column("text").to_pylist())],
+                    pa.int32())
+    columns = {"file_id": picked.column("file_id"), "caller_id": pa.nulls(n, pa.int64()),
+               "caller_qualname": picked.column("scope_qualname"), "line": line, "col": picked.column("col"),
+               "end_line": line, "end_col": ends, "callee_text": picked.column("text"),
+               "callee_name": pa.array([texts[i].rpartition(".")[2] for i in getters], pa.string()),
+               "kind": pa.array(["property"] * n, pa.string()), "arguments": pa.array([[]] * n, pa.list_(pa.string())),
+               "alternative": pa.array([False] * n, pa.bool_()),
+               "resolved_callee": pa.array([run for _, run in accessors], pa.string()),
+               "resolution": pa.array(["implicit"] * n, pa.string())}
+    return resolved, pa.table(columns)
+
+
+# The first answers of a call that other answers of Resolver.assigned_callees may follow: values of
+# names, elements of containers (a call answered by its own class, an import or a builtin has none).
+_MAY_HOLD_SEVERAL = frozenset({"alias", "partial", "return", "container", "type", "lambda"})
+
+
+def call_sites(resolver: Resolver, texts: Sequence[str], modules: Sequence[str], callers: Sequence[str],
+               kinds: Sequence[str], arguments: Sequence[list], firsts: Sequence[tuple] | None = None) -> list[tuple]:
+    """The calls that pass arguments, as Resolver.learn_flows reads them: one site per function
+    the call runs by resolve_call's answer or by what the code assigns (a name bound to two
+    functions gives both the arguments). The rows a database holds for them: SITE_ROWS_SQL."""
+    given = [i for i, (kind, args) in enumerate(zip(kinds, arguments)) if args and kind != "implicit"]
+    if firsts is None:
+        firsts = [(None, None)] * len(texts)
+        for i in given:
+            firsts[i] = resolver.resolve_call(texts[i], modules[i], callers[i])
+    sites = [(*firsts[i], kinds[i], arguments[i], modules[i], callers[i]) for i in given]
+    sites += [(target, how, kinds[i], arguments[i], modules[i], callers[i]) for i in given
+              if firsts[i][1] in _MAY_HOLD_SEVERAL
+              for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], firsts[i])]
+    return sites
+
+
+# The rows of stored calls that call_sites gives.
+SITE_ROWS_SQL = f"(NOT alternative OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))"
+
+
+def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple]
+                   ) -> pa.Table:
+    texts, file_ids, callers, kinds, arguments = column_lists(
+        calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
+    where = [modules[f] for f in file_ids]
+    firsts = [resolver.resolve_call(t, m, c) for t, m, c in zip(texts, where, callers)]
+    resolver.learn_flows([*call_sites(resolver, texts, where, callers, kinds, arguments, firsts), *flow_sites])
+    rows: list[int] = []
+    values: list[tuple[str | None, str | None]] = []
+    alternative: list[bool] = []
+    for i, (text, module, caller, kind, args) in enumerate(zip(texts, where, callers, kinds, arguments)):
+        if kind == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
+            answers = resolver.resolve_implicit(text, module, caller) or [(None, None)]
+        else:
+            answers = resolver.resolve_call_all(text, module, caller, args, firsts[i])
+        for j, answer in enumerate(answers):
+            rows.append(i)
+            values.append(answer)
+            alternative.append(j > 0)
+    # `C()` also runs C.__init__: one more row, of kind init, where the repository defines it
+    inits: list[tuple[int, str]] = []
+    seen: set[tuple[int, str]] = set()  # once per call: `type(self)()` may make subclasses sharing one __init__
+    for k, (target, how) in enumerate(values):
+        if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class" and \
+                (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries \
+                and (rows[k], init) not in seen:
+            seen.add((rows[k], init))
+            inits.append((k, init))
+    table = calls.take(rows) if len(rows) != calls.num_rows else calls
+    if inits:
+        extra = calls.take([rows[k] for k, _ in inits])
+        for name, column in (("callee_text", [f"{texts[rows[k]]}.__init__" for k, _ in inits]),
+                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
+            extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
+        table = pa.concat_tables([table, extra])
+        alternative += [alternative[k] for k, _ in inits]
+        values += [(init, "implicit") for _, init in inits]
+    table = table.append_column("alternative", pa.array(alternative, pa.bool_()))
+    table = table.append_column("resolved_callee", pa.array([v[0] for v in values], pa.string()))
+    return table.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
+
+
+def write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
+                    classes: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple] = ()) -> None:
+    for name, table in resolve_tables(resolver, tables, modules, flow_sites).items():
+        db.insert_arrow(con, name, table)
+    update_class_bases(con, resolver, classes)
+
+
+def update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table,
+                        table: str = "classes") -> None:
+    set_class_bases(con, class_bases(resolver, classes), table)
+
+
+def class_bases(resolver: Resolver, classes: pa.Table) -> pa.Table:
+    """(id, base_qualnames) of classes: their bases as resolved."""
+    ids, qualnames = column_lists(classes, ("id", "qualname"))
+    return pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
+        [[b for b, _ in resolver.resolved_bases(q)] for q in qualnames], pa.list_(pa.string()))})
+
+
+def set_class_bases(con: duckdb.DuckDBPyConnection, bases: pa.Table, table: str = "classes") -> None:
+    if not bases.num_rows:
+        return
+    con.register("class_bases", bases)
+    try:
+        con.execute(f"UPDATE {table} SET base_qualnames = b.base_qualnames FROM class_bases b WHERE {table}.id = b.id")
+    finally:
+        con.unregister("class_bases")
+
+
+def for_resolution(resolver: Resolver, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The extracted tables resolution still reads once the resolver knows every definition and
+    the local names of every function (learned here, so that their tables can go as soon as the
+    writer has them)."""
+    resolver.learn_scopes(*scope_keys(tables))
+    return {name: tables[name] for name in RESOLVED_TABLES}

@@ -1,0 +1,153 @@
+"""Where a file uses names: calls, the methods Python calls without a call expression, and
+references (reads, writes, annotations). A mixin of the extractor (extract.py), whose scopes and
+rows these fill."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from tree_sitter import Node
+
+from .schema import BY_NAME
+
+if TYPE_CHECKING:
+    from .extract import _Scope
+
+CallRow, RefRow = BY_NAME["calls"].row, BY_NAME["refs"].row
+_VALUE_LIMIT = 240
+_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
+
+
+def _shorten(value: str | None) -> str | None:
+    """An expression as stored: at most _VALUE_LIMIT characters."""
+    return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
+
+
+class Uses:
+    """Mixed into the extractor."""
+
+    def collect_calls(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
+        out = self.rows["calls"]
+        src = self.src
+        for callee, scope in self._sweep(nodes, module_scope, intervals):
+            text = src[callee.start_byte : callee.end_byte].decode("utf-8", "replace")
+            if "\n" in text or "  " in text:
+                text = " ".join(text.split())
+            if len(text) > _VALUE_LIMIT:
+                text = text[:_VALUE_LIMIT] + "..."
+            kind = callee.type
+            if kind == "identifier":
+                name = text
+            elif kind == "attribute":
+                name = text.rpartition(".")[2].strip()
+            else:
+                name = None
+            sp, ep = callee.start_point, callee.end_point
+            out.append(CallRow(file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname,
+                               line=sp[0] + 1, col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
+                               callee_name=name, kind="call", arguments=self.arguments(callee.parent)))
+
+    def arguments(self, call: Node) -> list[str]:
+        """The arguments of a call as written: `x`, `name=x`, `*xs`, `**kw` (shortened)."""
+        node = call.child_by_field_name("arguments")
+        if node is None:
+            return []
+        if node.type != "argument_list":  # f(x for x in y)
+            return [_shorten(self.flat(node))]
+        return [_shorten(self.flat(c)) for c in node.named_children if c.type != "comment"]
+
+    _IMPLICIT = {"implicit_with": ("__enter__", "__exit__"), "implicit_for": ("__iter__",),
+                 "implicit_raise": ("__init__",), "implicit_truth": ("__bool__",)}
+    # f"{x}" runs x.__format__ (or else its __str__, or else its __repr__), f"{x!s}" its __str__, f"{x!r}" its __repr__
+    _FORMATTED = {"!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
+    _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+
+    def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+        """Rows for the methods Python calls without a call expression: the callee text names the
+        object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
+        A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__), an
+        f-string's `{x}` its __format__ (or __str__, or __repr__).
+        Operators on a method's own instance too: `self[k]`, `k in self`, `self == other`."""
+        for capture, methods in self._IMPLICIT.items():
+            for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
+                if node.type == "as_pattern":  # with X as y: the object is X
+                    node = next((c for c in node.named_children if c.type != "comment"), None)
+                if node is None or (capture == "implicit_raise" and node.type not in ("identifier", "attribute")):
+                    continue  # `raise C(...)` is a constructor call, handled as one
+                text = self.flat(node)
+                if text is not None and len(text) <= _VALUE_LIMIT:
+                    self._implicit_rows(node, scope, text, methods)
+        for node, scope in self._sweep(captures.get("implicit_format", []), module_scope, intervals):
+            text = self.flat(node)
+            if text is not None and len(text) <= _VALUE_LIMIT:
+                conversion = next((c for c in node.parent.children if c.type == "type_conversion"), None)
+                self._implicit_rows(node, scope, text, (self._FORMATTED.get(self.text(conversion), "__format__"),))
+        for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
+            for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
+                if scope.self_name == "self":
+                    self._implicit_rows(node, scope, "self", operations(node))
+
+    def _implicit_rows(self, node: Node, scope: _Scope, text: str, methods: Iterable[str]) -> None:
+        sp, ep = node.start_point, node.end_point
+        for method in methods:
+            self.rows["calls"].append(CallRow(
+                file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname, line=sp[0] + 1,
+                col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=f"{text}.{method}",
+                callee_name=method, kind="implicit", arguments=[]))
+
+    @staticmethod
+    def _item_methods(value: Node) -> tuple[str, ...]:
+        """`self[k]` reads with __getitem__, `self[k] = v` writes with __setitem__, `self[k] += 1`
+        does both, `del self[k]` runs __delitem__."""
+        item = value.parent
+        holder = item.parent
+        if holder is not None and holder.type == "expression_list" and holder.parent is not None \
+                and holder.parent.type == "delete_statement":
+            holder = holder.parent
+        if holder is None:
+            return ("__getitem__",)
+        if holder.type == "delete_statement":
+            return ("__delitem__",)
+        left = holder.child_by_field_name("left") if holder.type in ("assignment", "augmented_assignment") else None
+        if left is not None and left.id == item.id:
+            return ("__getitem__", "__setitem__") if holder.type == "augmented_assignment" else ("__setitem__",)
+        if holder.type in ("pattern_list", "tuple_pattern"):  # self[a], self[b] = pair
+            return ("__setitem__",)
+        return ("__getitem__",)
+
+    def _compared(self, operand: Node) -> tuple[str, ...]:
+        """`k in self` runs self's __contains__; `self == other`, `self < other`: self's __eq__,
+        __lt__ (the left operand's method is tried first)."""
+        siblings = operand.parent.children
+        at = next(i for i, c in enumerate(siblings) if c.id == operand.id)
+        before = siblings[at - 1].type if at > 0 else None
+        after = siblings[at + 1].type if at + 1 < len(siblings) else None
+        methods = ("__contains__",) if before in ("in", "not in") else ()
+        return methods + ((self._COMPARED[after],) if after in self._COMPARED else ())
+
+    def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+        """Uses of names that are not calls: every dotted prefix of an attribute chain read or
+        written (`a.b.c` reads `a.b`), a bare name used as a value, a name in an annotation."""
+        out = self.rows["refs"]
+        skip = {n.id for n in captures.get("call", ())}  # the function of a call: a calls row
+        kinds = {n.id: "read" for n in captures.get("ref_attribute", ()) if n.id not in skip}
+        kinds.update((n.id, "read") for n in captures.get("ref_value", ()))
+        kinds.update((n.id, "write") for n in captures.get("ref_write", ()))
+        kinds.update((n.id, "annotation") for n in captures.get("ref_annotation", ()))
+        nodes = [n for name in ("ref_attribute", "ref_value") for n in captures.get(name, ()) if n.id in kinds]
+        nodes += captures.get("ref_annotation", [])  # an annotation's name, when it is not an attribute
+        src, file_id, match = self.src, self.file_id, _DOTTED_TEXT.match
+        seen: set[int] = set()
+        for node, scope in self._sweep(nodes, module_scope, intervals):
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            if node.end_byte - node.start_byte > _VALUE_LIMIT:
+                continue  # a chain thousands of names long would store every prefix: quadratic
+            text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+            if not match(text):
+                continue  # `f(x).y`, `a[0].b`: not a name
+            sp = node.start_point
+            out.append(RefRow(file_id=file_id, scope_qualname=scope.qualname, line=sp[0] + 1, col=sp[1], text=text,
+                              kind=kinds[node.id]))
