@@ -106,6 +106,11 @@ _LAYERED = frozenset(name for name in EXTRACTED if "layer" in BY_NAME[name].name
 def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "project") -> _Chunk:
     """Parse files; library files (another layer) are not embedded nor put in the search index:
     they are there to be looked up, not searched."""
+    with _full_collections_deferred():  # in a worker process too
+        return _chunk_of(items, embed_dim, layer)
+
+
+def _chunk_of(items: list[SourceFile], embed_dim: int, layer: str) -> _Chunk:
     rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
     file_rows, skips = [], []
     for f in items:
@@ -259,7 +264,7 @@ def index_repository(
     _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
-    with _index_lock(target), _system_arrow_pool():
+    with _index_lock(target), _system_arrow_pool(), _full_collections_deferred():
         return _index_locked(root, target, jobs, max_file_size, full, embed, progress, libraries, python, report,
                              started)
 
@@ -530,6 +535,20 @@ def _system_arrow_pool() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(before)
+
+
+@contextlib.contextmanager
+def _full_collections_deferred() -> Iterator[None]:
+    """No full garbage collection until the block ends (young ones still run): a build only
+    grows its heap, and each full collection walks all of it again whenever it has grown by a
+    quarter. On the stdlib that was 5.4 s of a 57 s build (gc callbacks); the one collection
+    _give_back_memory makes takes 0.14 s, and the peak is unchanged."""
+    before = gc.get_threshold()
+    gc.set_threshold(before[0], before[1], 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 @contextlib.contextmanager

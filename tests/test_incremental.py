@@ -256,3 +256,29 @@ def test_emptying_the_resolver_caches_changes_no_answer(tmp_path, monkeypatch, s
     cramped = graph("cramped")
     assert roomy == cramped
     assert sum(1 for row in roomy[0]["calls"] if row[-1] == "type") > 20  # answers that need the caches' work
+
+
+def test_a_build_defers_full_collections_and_leaves_the_process_settings_as_it_found_them(mini_repo, monkeypatch):
+    import gc
+
+    import pyarrow as pa
+
+    import codegraph.indexer as ix
+
+    seen = []
+    real = ix.build_resolver
+
+    def watching(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ix, "build_resolver", watching)
+    before_gc, before_pool = gc.get_threshold(), pa.default_memory_pool().backend_name
+    gc.set_threshold(555, 7, 9)
+    try:
+        index_repository(mini_repo, jobs=1, full=True)
+        assert seen and seen[0][:2] == (555, 7) and seen[0][2] >= 1 << 20  # young collections as set, no full ones
+        assert gc.get_threshold() == (555, 7, 9)
+    finally:
+        gc.set_threshold(*before_gc)
+    assert pa.default_memory_pool().backend_name == before_pool
