@@ -29,6 +29,7 @@ from pathlib import Path
 
 import duckdb
 
+from benchmarks.cost_bench import child_env
 from benchmarks.repair_bench import PROJECTS, TEST_DIR, _extract
 from codegraph.discover import discover
 from codegraph.schema import PROJECT_RESOLUTIONS
@@ -135,9 +136,7 @@ def functions(db_path: Path) -> set[str]:
 def index_with(python: str, root: Path, db_path: Path) -> None:
     code = ("import sys; from codegraph.indexer import index_repository; "
             "index_repository(sys.argv[1], sys.argv[2], embed=False)")
-    # without PYTHONPATH: a checkout on it (as when running from a worktree) would shadow the baseline's own install
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([python, "-c", code, str(root), str(db_path)], check=True, cwd=db_path.parent, env=env)
+    subprocess.run([python, "-c", code, str(root), str(db_path)], check=True, cwd=db_path.parent, env=child_env())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -113,3 +113,19 @@ def test_shards_partition_the_task_list():
         shard(ids, "three")
     with pytest.raises(SystemExit, match="0..N-1"):
         shard(ids, "3/3")
+
+
+def test_cost_bench_times_a_full_index_and_updates_of_a_copy(mini_repo):
+    import sys
+
+    from benchmarks.cost_bench import run
+
+    models = mini_repo / "src/shop/models.py"
+    before = models.read_text()
+    results = run({"current": sys.executable}, mini_repo, mini_repo, "src/shop/models.py", rounds=1, updates=2)
+    current = results["current"]
+    assert current["full"][0]["seconds"] > 0 and current["full"][0]["peak_kib"] > 10_000
+    assert "resolve" in current["full"][0]["timings"]
+    assert len(current["updates"][0]) == 2 and all(s > 0 for s in current["updates"][0])  # each an update, not a rebuild
+    assert models.read_text() == before  # the copy is edited, never the repository
+    assert not list(mini_repo.rglob("*.duckdb"))

@@ -1,0 +1,137 @@
+"""What indexing costs, side by side with a baseline: a full index without embeddings (time and
+peak memory) and one-file updates, each interpreter in turn, round after round, in one run.
+
+    python -m benchmarks.cost_bench --baseline-python /tmp/venv-base/bin/python \
+        [--repo PATH] [--update-sdist click==8.1.7 --update-file src/click/core.py] \
+        [--rounds 2] [--updates 5] [--out benchmarks/results/cost.json]
+
+Without --repo the full index is of the running Python's standard library. The baseline is any
+interpreter with another codegraph installed (a commit's own venv: `pip install` of a checkout,
+not editable). Each measurement runs in a fresh child process, with no library layer where the
+build has one, so both sides index the same files; peak memory is the largest resident set of
+the build's processes (the parent and its parsing workers), as `/usr/bin/time`'s %M reads it.
+An update appends a function to one file of a copy of the sdist and re-indexes. The machines
+are noisy: compare the two sides of one run, not runs of different days.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.repair_bench import _extract
+
+# Works with any codegraph: `libraries` is passed only to a build that has it.
+_PRELUDE = """
+import inspect, json, os, resource, sys, time
+from codegraph.indexer import index_repository
+extra = {"libraries": False} if "libraries" in inspect.signature(index_repository).parameters else {}
+"""
+_FULL = _PRELUDE + """
+repo, db = sys.argv[1], sys.argv[2]
+started = time.perf_counter()
+report = index_repository(repo, db, embed=False, **extra)
+seconds = time.perf_counter() - started
+peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds": seconds, "peak_kib": peak, "timings": report.timings}))
+"""
+_UPDATES = _PRELUDE + """
+repo, db, edited, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+index_repository(repo, db, embed=False, **extra)
+seconds = []
+for i in range(count):
+    with open(os.path.join(repo, edited), "a", encoding="utf-8") as fh:
+        fh.write(f"\\n\\ndef _cost_bench_added_{i}(x):\\n    return x + {i}\\n")
+    started = time.perf_counter()
+    report = index_repository(repo, db, embed=False, **extra)
+    seconds.append(time.perf_counter() - started)
+    assert report.mode == "update", report.mode
+print(json.dumps({"seconds": seconds}))
+"""
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a child that imports codegraph: without PYTHONPATH, which (as when
+    running from a worktree) would shadow the child interpreter's own install."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def _measure(python: str, script: str, args: list[str], cwd: Path) -> dict:
+    done = subprocess.run([python, "-c", script, *args], cwd=cwd, env=child_env(), capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
+    return dst
+
+
+def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, rounds: int, updates: int) -> dict:
+    results: dict = {side: {"full": [], "updates": []} for side in sides}
+    with tempfile.TemporaryDirectory(prefix="codegraph-cost-") as tmp:
+        scratch = Path(tmp)
+        for _ in range(rounds):
+            for side, python in sides.items():
+                db_path = scratch / f"{side}.duckdb"
+                db_path.unlink(missing_ok=True)
+                results[side]["full"].append(_measure(python, _FULL, [str(repo), str(db_path)], scratch))
+                if sdist is not None:
+                    copy = _copy(sdist, scratch / f"{side}-update")
+                    results[side]["updates"].append(_measure(
+                        python, _UPDATES, [str(copy), str(scratch / f"{side}-update.duckdb"), edited, str(updates)],
+                        scratch)["seconds"])
+    for side in sides:
+        full = results[side]["full"]
+        results[side]["full_median_s"] = statistics.median(r["seconds"] for r in full)
+        results[side]["peak_kib"] = [min(r["peak_kib"] for r in full), max(r["peak_kib"] for r in full)]
+        results[side]["update_medians_s"] = [statistics.median(u) for u in results[side]["updates"]]
+    if len(sides) == 2:
+        base, now = (results[s]["full_median_s"] for s in sides)
+        results["ratio_full"] = now / base
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--baseline-python", help="an interpreter with the baseline codegraph installed")
+    parser.add_argument("--repo", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
+    parser.add_argument("--update-sdist", default="click==8.1.7", help="a pinned sdist from PyPI; '' for none")
+    parser.add_argument("--update-file", default="src/click/core.py", help="the file of the sdist an update edits")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--updates", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cost.json")
+    args = parser.parse_args(argv)
+    sides = {"baseline": args.baseline_python} if args.baseline_python else {}
+    sides["current"] = sys.executable
+    with tempfile.TemporaryDirectory(prefix="codegraph-sdist-") as tmp:
+        sdist = _extract(args.update_sdist, Path(tmp)) if args.update_sdist else None
+        results = run(sides, args.repo.resolve(), sdist, args.update_file, args.rounds, args.updates)
+    results = {"measured": time.strftime("%Y-%m-%d"), "repo": str(args.repo), "update_sdist": args.update_sdist,
+               "update_file": args.update_file, **results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    for side in sides:
+        r = results[side]
+        fulls = ", ".join(f"{x['seconds']:.1f}" for x in r["full"])
+        medians = ", ".join(f"{m:.3f}" for m in r["update_medians_s"])
+        print(f"{side:9} full: {fulls} s (median {r['full_median_s']:.1f}), "
+              f"peak {r['peak_kib'][0]:,}-{r['peak_kib'][1]:,} KiB; update medians: {medians} s")
+    if "ratio_full" in results:
+        print(f"full index: {results['ratio_full']:.2f}x the baseline")
+
+
+if __name__ == "__main__":
+    main()
