@@ -4,6 +4,8 @@ import pytest
 
 from benchmarks.callgraph_bench import PROGRAMS, evaluate
 
+pytestmark = pytest.mark.slow
+
 # Features the resolver covers completely: all of them.
 COVERED = ("direct", "import", "self", "constructor", "object", "annotation", "alias", "shadowing", "nested",
            "lambda", "decorator", "implicit", "return", "container", "namespace", "override", "property",

@@ -418,7 +418,7 @@ def test_the_first_index_follows_arguments_returns_containers_and_overrides(flow
             ("app.allof.All.__call__", "app.handlers.shout", "alias")} <= edges
 
 
-@pytest.mark.parametrize("steps", [1, len(EDITS)])
+@pytest.mark.parametrize("steps", [1, pytest.param(len(EDITS), marks=pytest.mark.slow)])
 def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
     index_repository(flow_repo, jobs=1, libraries=False)
     before = _vectors(flow_repo / ".codegraph" / "graph.duckdb")
