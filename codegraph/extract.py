@@ -19,7 +19,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .schema import BY_NAME, EXTRACTED
-from .uses import _VALUE_LIMIT, Uses, _shorten
+from .uses import _VALUE_LIMIT, CallRow, Uses, _shorten
 
 LANGUAGE = Language(tree_sitter_python.language())
 
@@ -94,8 +94,9 @@ def _names_something(literal: Node) -> bool:
             return True
     return False
 
-(ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, CallRow, RefRow,
- InheritanceRow) = (BY_NAME[t].row for t in EXTRACTED)
+(ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, InheritanceRow) = (
+    BY_NAME[t].row for t in ("modules", "classes", "members", "globals", "nested_functions", "parameters", "bindings",
+                             "imports", "inheritance"))
 _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walrus", "bind_global": "global",
                      "bind_nonlocal": "nonlocal", "bind_lambda": "lambda", "bind_return": "return"}
 
