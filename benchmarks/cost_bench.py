@@ -114,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cost.json")
     args = parser.parse_args(argv)
+    if args.baseline_python and shutil.which(args.baseline_python) is None:
+        parser.error(f"--baseline-python {args.baseline_python}: no such interpreter; give the python of a venv "
+                     "with the baseline codegraph installed")
     sides = {"baseline": args.baseline_python} if args.baseline_python else {}
     sides["current"] = sys.executable
     with tempfile.TemporaryDirectory(prefix="codegraph-sdist-") as tmp:
