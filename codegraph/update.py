@@ -135,6 +135,80 @@ _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualnam
 _CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
                 AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')"""
 
+# The def-only change: the files that pointed at a removed definition, or hold an unresolved
+# name (or a call an added override may answer) that an added one may now answer.
+_NAMES_CHANGED_SQL = f"""
+    SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
+    UNION SELECT file_id FROM imports
+        WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
+    UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
+    UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
+        AND list_contains($added, callee_name)
+    UNION SELECT file_id FROM calls WHERE list_contains($added, callee_name)
+        AND resolution IN ('self', 'type', 'flow', 'alias', 'override')  -- a new override
+    UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
+        AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
+    UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
+        AND list_contains($added, split_part(base_text, '.', -1))
+    UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
+    UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
+        AND list_contains($added, split_part(text, '.', -1))
+    UNION {_CLASS_STATEMENTS_SQL}
+    UNION {_IMPLICIT_USES_SQL}
+"""
+# The files that use a definition of the files $ids whose value, as other files can see it, holds
+# an unresolved name ending in one of $names: a class or module attribute, or what a function
+# returns (through each name it binds: `x = d.handler; return x`). Uses: calls, refs and imports
+# resolved to it, and unresolved calls and refs that end in its name (`K.hook()`, `hook = d.handler`).
+_VALUE_USERS_SQL = """
+    WITH unresolved AS (
+        SELECT file_id, callee_text AS text FROM calls WHERE list_contains($ids, file_id)
+            AND resolved_callee IS NULL AND list_contains($names, callee_name)
+        UNION SELECT file_id, text FROM refs r WHERE list_contains($ids, file_id)
+            AND resolved_qualname IS NULL AND list_contains($names, split_part(text, '.', -1))
+            AND (contains(text, '.') OR NOT EXISTS (  -- a name the function (or one around it) binds
+                SELECT 1 FROM bindings b WHERE b.name = r.text AND (b.scope_qualname = r.scope_qualname
+                    OR starts_with(r.scope_qualname, b.scope_qualname || '.<locals>.'))
+                UNION ALL SELECT 1 FROM parameters p WHERE p.name = r.text AND (p.owner_qualname = r.scope_qualname
+                    OR starts_with(r.scope_qualname, p.owner_qualname || '.<locals>.'))))
+        UNION SELECT file_id, bound_name FROM imports WHERE list_contains($ids, file_id)
+            AND resolved_qualname IS NULL AND bound_name IS NOT NULL
+            AND (list_contains($names, name) OR list_contains($names, split_part(imported_module, '.', -1)))),
+    returners AS (SELECT DISTINCT scope_qualname FROM bindings WHERE kind = 'return' AND list_contains($ids, file_id)),
+    saying AS (
+        SELECT file_id, qualname AS q, concat_ws(' ', value, annotation) AS said FROM members
+            WHERE list_contains($ids, file_id)
+        UNION ALL SELECT file_id, qualname, concat_ws(' ', value, annotation) FROM globals
+            WHERE list_contains($ids, file_id)
+        UNION ALL SELECT file_id, scope_qualname, concat_ws(' ', value, annotation) FROM bindings
+            WHERE scope_qualname IN (FROM returners)),
+    said AS (SELECT DISTINCT s.q, split_part(s.q, '.', -1) AS name FROM saying s JOIN unresolved u
+             ON u.file_id = s.file_id AND list_contains(regexp_extract_all(s.said, '[A-Za-z_][A-Za-z_0-9.]*'), u.text))
+    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT q FROM said)
+        OR resolved_callee IS NULL AND callee_name IN (SELECT name FROM said)
+    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT q FROM said)
+        OR resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT name FROM said)
+    UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT q FROM said)
+"""
+# The files that import from or point into the modules of _changed; with $retyped (what a
+# definition there holds or returns changed), every call and ref resolved by a value.
+_USES_CHANGED_SQL = f"""
+    SELECT DISTINCT file_id FROM imports i JOIN _changed c
+      ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
+         OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
+    UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
+      ON starts_with(k.resolved_callee, c.module || '.')
+    UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
+      ON starts_with(h.resolved_base, c.module || '.')
+    UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
+      ON starts_with(r.resolved_qualname, c.module || '.')
+    UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
+        AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
+    UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
+    UNION {_CLASS_STATEMENTS_SQL}
+    UNION {_IMPLICIT_USES_SQL}
+"""
+
 # The bindings (first column true) and parameters of the functions $s, in one statement: an update
 # asks for them a few at a time, as the resolver comes to need them.
 _SCOPES_SQL = f"""
@@ -377,51 +451,22 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     classes = {i[1] for i in old_interface | new_interface if i[0] == "def" and i[2] == "class"}
     remade = retyped or any(item[0] == "base" or item[0] == "def" and item[1].rpartition(".")[2] in _MADE
                             for item in changed) or any(old_says.get(q) != new_says.get(q) for q in classes)
+    flags = {"implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
         removed = sorted({item[1] for item in old_interface - new_interface})
-        added = new_interface - old_interface
-        added_names = sorted({item[1].rpartition(".")[2] for item in added})
-        affected = [r[0] for r in con.execute(f"""
-            SELECT file_id FROM calls WHERE list_contains($removed, resolved_callee)
-            UNION SELECT file_id FROM imports
-                WHERE list_contains($removed, resolved_qualname) OR list_contains($removed, resolved_module)
-            UNION SELECT file_id FROM inheritance WHERE list_contains($removed, resolved_base)
-            UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-                AND list_contains($added, callee_name)
-            UNION SELECT file_id FROM calls WHERE list_contains($added, callee_name)
-                AND resolution IN ('self', 'type', 'flow', 'alias', 'override')  -- a new override
-            UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-                AND (list_contains($added, name) OR list_contains($added, split_part(imported_module, '.', -1)))
-            UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-                AND list_contains($added, split_part(base_text, '.', -1))
-            UNION SELECT file_id FROM refs WHERE list_contains($removed, resolved_qualname)
-            UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-                AND list_contains($added, split_part(text, '.', -1))
-            UNION {_CLASS_STATEMENTS_SQL}
-            UNION {_IMPLICIT_USES_SQL}
-        """, {"removed": removed, "added": added_names, "implicit": implicit, "protocols": _PROTOCOL_CALLS,
-              "remade": remade}
-        ).fetchall()]
+        added_names = sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface})
+        affected = [r[0] for r in con.execute(_NAMES_CHANGED_SQL, {"removed": removed, "added": added_names, **flags})
+                    .fetchall()]
+        others = sorted(set(affected) - set(gone_ids))
+        if others:
+            # A name means something else now: so does a value of these files that says it
+            # (`def make(): return d.handler`, d.handler added), and what uses those values follows.
+            names = sorted({*added_names, *(q.rpartition(".")[2] for q in removed)})
+            affected += [r[0] for r in con.execute(_VALUE_USERS_SQL, {"ids": others, "names": names}).fetchall()]
     else:
-        affected = [r[0] for r in con.execute(f"""
-            SELECT DISTINCT file_id FROM imports i JOIN _changed c
-              ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
-                 OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
-              ON starts_with(k.resolved_callee, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
-              ON starts_with(h.resolved_base, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
-              ON starts_with(r.resolved_qualname, c.module || '.')
-            UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
-                AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
-            UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
-            UNION {_CLASS_STATEMENTS_SQL}
-            UNION {_IMPLICIT_USES_SQL}
-        """, {"retyped": retyped, "implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
-        ).fetchall()]
+        affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

@@ -535,3 +535,45 @@ def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(t
     finally:
         con.close()
     assert ("pkg.Point.shifted", "property") in rows
+
+
+# A definition is added that another file's value already names: that value means something else
+# now (a function returns it), and so do the calls of what uses the value, in files that neither
+# changed nor name the definition. The edge each update must give, by the language's semantics.
+NAMED_BEFORE_DEFINED = {
+    "returned": ({
+        "p/__init__.py": "",
+        "p/a.py": "def run(cb):\n    cb()\n",
+        "p/b.py": "from p.a import run\nfrom p.c import make\n\n\ndef go():\n    run(make())\n    make()()\n",
+        "p/c.py": "from p import d\n\n\ndef make():\n    return d.handler\n",
+        "p/d.py": "X = 1\n",
+    }, "p/d.py", "X = 1\n\n\ndef handler():\n    pass\n",
+        {("p.a.run", "p.d.handler", "flow"), ("p.b.go", "p.d.handler", "return")}),
+    "new_module": ({
+        "p/__init__.py": "",
+        "p/a.py": "def run(cb):\n    cb()\n",
+        "p/b.py": "from p.a import run\nfrom p.c import make\n\n\ndef go():\n    run(make())\n",
+        "p/c.py": "def make():\n    from p.n import handler\n    return handler\n",
+    }, "p/n.py", "def handler():\n    pass\n", {("p.a.run", "p.n.handler", "flow")}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NAMED_BEFORE_DEFINED))
+def test_a_definition_named_before_it_existed_reaches_the_users_of_the_value_naming_it(tmp_path, case):
+    files, path, text, expected = NAMED_BEFORE_DEFINED[case]
+    root = tmp_path / "repo"
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    index_repository(root, jobs=1, libraries=False, embed=False)
+    (root / path).write_text(text)
+    updated = index_repository(root, jobs=1, libraries=False, embed=False)
+    rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update"
+    con = duckdb.connect(str(updated.db_path), read_only=True)
+    try:
+        edges = set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls").fetchall())
+    finally:
+        con.close()
+    assert expected <= edges
+    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
