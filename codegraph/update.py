@@ -135,6 +135,15 @@ _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualnam
 _CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
                 AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')"""
 
+# What making or calling an instance runs (`Sub()` runs an __init__ a base gains; `c = C(); c()`,
+# a __call__): the files naming the classes ($made) where such a method came or went, or their subclasses.
+_MADE_USES_SQL = """
+    WITH RECURSIVE made(qualname) AS (
+        SELECT unnest($made::VARCHAR[])
+        UNION SELECT i.class_qualname FROM inheritance i JOIN made m ON i.resolved_base = m.qualname)
+    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT qualname FROM made)
+    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT qualname FROM made)
+"""
 # The def-only change: the files that pointed at a removed definition, or hold an unresolved
 # name (or a call an added override may answer) that an added one may now answer.
 _NAMES_CHANGED_SQL = f"""
@@ -467,6 +476,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL, {"ids": others, "names": names}).fetchall()]
     else:
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
+    made = sorted({item[1].rpartition(".")[0] for item in changed
+                   if item[0] == "def" and item[1].rpartition(".")[2] in ("__init__", "__new__", "__call__")})
+    if made:
+        affected += [r[0] for r in con.execute(_MADE_USES_SQL, {"made": made}).fetchall()]
     if changed or retyped:  # a `self.f()` in an ancestor may run an override added or removed here
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL).fetchall()]
     affected = sorted(set(affected) - set(gone_ids))

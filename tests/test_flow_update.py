@@ -537,10 +537,11 @@ def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(t
     assert ("pkg.Point.shifted", "property") in rows
 
 
-# A definition is added that another file's value already names: that value means something else
-# now (a function returns it), and so do the calls of what uses the value, in files that neither
-# changed nor name the definition. The edge each update must give, by the language's semantics.
-NAMED_BEFORE_DEFINED = {
+# An edit changes what calls in files that did not change run, through no name those files
+# write: a definition that another file's value names (a function returns it) before it exists;
+# an __init__ a base gains (`Sub()` runs it); a __call__ (`c = C(); c()`). The edges each update
+# must give, by the language's semantics.
+ELSEWHERE = {
     "returned": ({
         "p/__init__.py": "",
         "p/a.py": "def run(cb):\n    cb()\n",
@@ -555,12 +556,23 @@ NAMED_BEFORE_DEFINED = {
         "p/b.py": "from p.a import run\nfrom p.c import make\n\n\ndef go():\n    run(make())\n",
         "p/c.py": "def make():\n    from p.n import handler\n    return handler\n",
     }, "p/n.py", "def handler():\n    pass\n", {("p.a.run", "p.n.handler", "flow")}),
+    "base_gains_init": ({
+        "p/__init__.py": "",
+        "p/d.py": "class Base:\n    pass\n",
+        "p/e.py": "from p.d import Base\n\n\nclass Sub(Base):\n    pass\n",
+        "p/b.py": "from p.e import Sub\n\n\ndef go():\n    Sub()\n",
+    }, "p/d.py", "class Base:\n    def __init__(self):\n        pass\n", {("p.b.go", "p.d.Base.__init__", "implicit")}),
+    "gains_call": ({
+        "p/__init__.py": "",
+        "p/d.py": "class C:\n    pass\n",
+        "p/b.py": "from p.d import C\n\n\ndef go():\n    c = C()\n    c()\n",
+    }, "p/d.py", "class C:\n    def __call__(self):\n        pass\n", {("p.b.go", "p.d.C.__call__", "type")}),
 }
 
 
-@pytest.mark.parametrize("case", sorted(NAMED_BEFORE_DEFINED))
-def test_a_definition_named_before_it_existed_reaches_the_users_of_the_value_naming_it(tmp_path, case):
-    files, path, text, expected = NAMED_BEFORE_DEFINED[case]
+@pytest.mark.parametrize("case", sorted(ELSEWHERE))
+def test_an_update_reaches_calls_that_run_something_else_in_files_that_did_not_change(tmp_path, case):
+    files, path, text, expected = ELSEWHERE[case]
     root = tmp_path / "repo"
     for name, source in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
