@@ -105,13 +105,18 @@ _FORWARDED_TO_SQL = """
            OR p.kind = 'var-keyword' AND list_contains(c.arguments, '**' || p.name))
 """
 # Calls of files not resolved now into definitions of files that are, and into their callers
-# up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters):
-# Resolver.learn_flows.
+# up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters,
+# and a nested caller's through the function around it): Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
     WITH RECURSIVE here(qualname, hops) AS (
         SELECT qualname, 0 FROM ({_callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")})
-        UNION SELECT c.caller_qualname, h.hops + 1 FROM calls c JOIN here h ON h.qualname = c.resolved_callee
-            WHERE h.hops < {MAX_HOPS - 1} AND len(c.arguments) > 0 AND c.kind <> 'implicit'),
+        UNION SELECT x.qualname, x.hops FROM here h, LATERAL (
+            SELECT c.caller_qualname AS qualname, h.hops + 1 AS hops FROM calls c
+                WHERE c.resolved_callee = h.qualname AND h.hops < {MAX_HOPS - 1} AND len(c.arguments) > 0
+                  AND c.kind <> 'implicit'
+            -- a nested function passes on what it reads of the function around it (a closure)
+            UNION ALL SELECT regexp_extract(h.qualname, '^(.*)\\.<locals>\\.', 1), h.hops
+                WHERE contains(h.qualname, '.<locals>.')) x),
     sites AS (SELECT DISTINCT c.* FROM calls c JOIN here h ON h.qualname = c.resolved_callee
         WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
           AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL})

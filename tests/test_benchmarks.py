@@ -129,3 +129,28 @@ def test_cost_bench_times_a_full_index_and_updates_of_a_copy(mini_repo):
     assert len(current["updates"][0]) == 2 and all(s > 0 for s in current["updates"][0])  # each an update, not a rebuild
     assert models.read_text() == before  # the copy is edited, never the repository
     assert not list(mini_repo.rglob("*.duckdb"))
+
+
+def test_update_replay_compares_each_update_with_a_rebuild_and_reports_differences(tmp_path, monkeypatch):
+    from benchmarks import update_replay
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    files = {"p/__init__.py": "", "p/a.py": "def run(cb):\n    cb()\n",
+             "p/b.py": "from p.a import run\nfrom p.c import make\n\n\ndef go():\n    run(make())\n",
+             "p/c.py": "from p import d\n\n\ndef make():\n    return d.handler\n", "p/d.py": "X = 1\n",
+             "p/gone.py": "Y = 2\n"}
+    for tree in (old, new):
+        for name, text in files.items():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_text(text)
+    (new / "p/d.py").write_text("X = 1\n\n\ndef handler():\n    pass\n")  # edited: make() now returns it
+    (new / "p/gone.py").unlink()
+    (new / "p/e.py").write_text("Z = 3\n")
+    assert update_replay.changed_files(old, new) == ["p/d.py", "p/e.py", "p/gone.py"]
+    result = update_replay.replay(old, new, tmp_path / "w1")
+    assert result["files_changed"] == 3 and result["steps_compared"] == 3 and result["differences"] == []
+    # an update that misses what a changed value reaches is caught, at the step that made it
+    monkeypatch.setattr("codegraph.update._VALUE_USERS_SQL", "SELECT NULL AS file_id WHERE $ids IS NULL AND $names IS NULL")
+    broken = update_replay.replay(old, new, tmp_path / "w2")
+    assert {(d["step"], d["file"], d["table"]) for d in broken["differences"]} >= {(0, "p/d.py", "calls")}
+    assert (old / "p/gone.py").exists() and not (old / "p/e.py").exists()  # the trees it reads stay as they were

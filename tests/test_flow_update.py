@@ -537,10 +537,11 @@ def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(t
     assert ("pkg.Point.shifted", "property") in rows
 
 
-# An edit changes what calls in files that did not change run, through no name those files
-# write: a definition that another file's value names (a function returns it) before it exists;
-# an __init__ a base gains (`Sub()` runs it); a __call__ (`c = C(); c()`). The edges each update
-# must give, by the language's semantics.
+# What a call runs depends on files that did not change, through no name the call's file writes:
+# a definition that another file's value names (a function returns it) before it exists; an
+# __init__ a base gains (`Sub()` runs it); a __call__ (`c = C(); c()`); an argument given to the
+# function around a closure that passes it on (click's make_pass_decorator), when the callee's
+# own file changes. The edges each update must give, by the language's semantics.
 ELSEWHERE = {
     "returned": ({
         "p/__init__.py": "",
@@ -567,11 +568,20 @@ ELSEWHERE = {
         "p/d.py": "class C:\n    pass\n",
         "p/b.py": "from p.d import C\n\n\ndef go():\n    c = C()\n    c()\n",
     }, "p/d.py", "class C:\n    def __call__(self):\n        pass\n", {("p.b.go", "p.d.C.__call__", "type")}),
+    "closure_passes_on": ({
+        "p/__init__.py": "",
+        "p/a.py": "class Context:\n    def ensure_object(self, object_type):\n        return object_type()\n",
+        "p/dec.py": "from p.a import Context\n\n\ndef make_pass(object_type):\n    def decorator(f):\n"
+                    "        def new_func(ctx: Context):\n            return ctx.ensure_object(object_type)\n"
+                    "        return new_func\n    return decorator\n",
+        "p/app.py": "from p.dec import make_pass\n\n\nclass Config:\n    pass\n\n\npass_config = make_pass(Config)\n",
+    }, "p/a.py", "class Context:\n    def ensure_object(self, object_type):\n        return object_type()\n\n"
+                 "    def other(self):\n        pass\n", {("p.a.Context.ensure_object", "p.app.Config", "flow")}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(ELSEWHERE))
-def test_an_update_reaches_calls_that_run_something_else_in_files_that_did_not_change(tmp_path, case):
+def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path, case):
     files, path, text, expected = ELSEWHERE[case]
     root = tmp_path / "repo"
     for name, source in files.items():

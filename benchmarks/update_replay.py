@@ -1,0 +1,123 @@
+"""Replay upstream releases as edits: does an update still equal a full rebuild?
+
+    python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] \
+        [--out benchmarks/results/update_replay.json]
+
+Each pair is two releases of one project (pinned sdists from PyPI, or two folders). A copy of the
+older one is indexed; then its .py files are replaced, added or removed one at a time, in path
+order, as the newer release has them, and after each the database is updated. Every `--every`
+steps the updated graph is compared with a full rebuild of the same tree, table by table, every
+row. The edits are the project's own, written by nobody here; the rebuild is the oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from benchmarks.repair_bench import _extract
+from codegraph.indexer import index_repository
+from codegraph.schema import BY_NAME, EXTRACTED
+
+DEFAULT_PAIRS = (("click==8.0.4", "click==8.1.3"), ("click==8.1.3", "click==8.1.7"),
+                 ("marshmallow==3.19.0", "marshmallow==3.20.1"), ("toolz==0.12.0", "toolz==0.12.1"))
+TABLES = (*EXTRACTED, "files", "skipped_files")
+
+
+def table_rows(db_path: Path) -> dict[str, list[str]]:
+    """Every row of the graph's tables, without file ids (a rebuild numbers files afresh)."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        out = {}
+        for table in TABLES:
+            drop = " EXCLUDE (file_id)" if "file_id" in BY_NAME[table].names() else ""
+            out[table] = sorted(map(repr, con.execute(f"SELECT *{drop} FROM {table}").fetchall()))
+        return out
+    finally:
+        con.close()
+
+
+def _python_files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+
+
+def changed_files(old: Path, new: Path) -> list[str]:
+    """The .py files added, removed or edited from old to new, in path order."""
+    before, after = _python_files(old), _python_files(new)
+    return sorted(p for p in before | after
+                  if p not in before or p not in after or not filecmp.cmp(old / p, new / p, shallow=False))
+
+
+def replay(old: Path, new: Path, work: Path, every: int = 1) -> dict:
+    repo = work / "repo"
+    shutil.copytree(old, repo)
+    index_repository(repo, embed=False, libraries=False)
+    steps = changed_files(old, new)
+    seconds, differences, compared = [], [], 0
+    for n, path in enumerate(steps):
+        if (new / path).exists():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(new / path, repo / path)
+        else:
+            (repo / path).unlink()
+        started = time.perf_counter()
+        updated = index_repository(repo, embed=False, libraries=False)
+        seconds.append(time.perf_counter() - started)
+        if (n + 1) % every and n + 1 != len(steps):
+            continue
+        rebuilt = index_repository(repo, work / "rebuilt.duckdb", embed=False, libraries=False)
+        mine, theirs = table_rows(updated.db_path), table_rows(rebuilt.db_path)
+        compared += 1
+        for table in TABLES:
+            if mine[table] != theirs[table]:
+                only_update = sorted(set(mine[table]) - set(theirs[table]))
+                only_rebuild = sorted(set(theirs[table]) - set(mine[table]))
+                differences.append({"step": n, "file": path, "table": table,
+                                    "update_only": len(only_update), "rebuild_only": len(only_rebuild),
+                                    "examples": [*only_update[:2], *only_rebuild[:2]]})
+        rebuilt.db_path.unlink()
+    return {"files_changed": len(steps), "steps_compared": compared, "differences": differences,
+            "update_median_s": round(statistics.median(seconds), 3) if seconds else None,
+            "update_max_s": round(max(seconds), 3) if seconds else None}
+
+
+def _tree(spec: str, scratch: Path) -> Path:
+    """A folder as it is, or a pinned sdist from PyPI, extracted."""
+    if Path(spec).is_dir():
+        return Path(spec)
+    scratch.mkdir(parents=True)
+    return _extract(spec, scratch)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pair", nargs=2, action="append", metavar=("OLD", "NEW"),
+                        help="two releases (name==version, or folders); default: " +
+                             ", ".join(" -> ".join(p) for p in DEFAULT_PAIRS))
+    parser.add_argument("--every", type=int, default=1, help="compare with a rebuild every N updates")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
+    args = parser.parse_args(argv)
+    if args.every < 1:
+        parser.error("--every must be 1 or more")
+    results = {"measured": time.strftime("%Y-%m-%d"), "pairs": []}
+    for old_spec, new_spec in args.pair or DEFAULT_PAIRS:
+        with tempfile.TemporaryDirectory(prefix="codegraph-replay-") as tmp:
+            old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
+            result = {"old": old_spec, "new": new_spec, **replay(old, new, Path(tmp), args.every)}
+        results["pairs"].append(result)
+        print(f"{old_spec} -> {new_spec}: {result['files_changed']} files, {result['steps_compared']} compared, "
+              f"{len(result['differences'])} differing tables; update median {result['update_median_s']} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
