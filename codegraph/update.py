@@ -4,10 +4,12 @@ written to a copy that replaces it atomically (`_writable`)."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -69,7 +71,7 @@ _ANCESTOR_FILES_SQL = """
 # What the changed and affected files' calls pass arguments to (indexer.call_sites).
 _FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
-    WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
+    WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
 def _callables_and_classes(column: str, where: str) -> str:
@@ -79,12 +81,15 @@ def _callables_and_classes(column: str, where: str) -> str:
 
 
 _FILES_DEFINING_SQL = _callables_and_classes("file_id", "list_contains($q, qualname)")
-# The files of the functions (of $q) that call through a parameter, or whose nested functions do:
-# what their callers pass decides what those calls run.
-_CALLS_ON_PARAMETERS_SQL = """
+# The names a call gives as its arguments (`fn`, `key=fn`, `*args`: fn, fn, args).
+_GIVEN_NAMES = "list_transform(c.arguments, lambda a: ltrim(split_part(a, '=', -1), '*'))"
+# The files of the functions (of $q) that call through a parameter or give it to a call (`filter(fn,
+# xs)`, `sorted(xs, key=fn)` run it), or whose nested functions do: what their callers pass decides
+# what those calls run.
+_CALLS_ON_PARAMETERS_SQL = f"""
     SELECT DISTINCT c.file_id FROM parameters p JOIN calls c
       ON (c.caller_qualname = p.owner_qualname OR starts_with(c.caller_qualname, p.owner_qualname || '.<locals>.'))
-     AND split_part(c.callee_text, '.', 1) = p.name
+     AND (split_part(c.callee_text, '.', 1) = p.name OR list_contains({_GIVEN_NAMES}, p.name))
     WHERE list_contains($q, p.owner_qualname) AND p.name NOT IN ('self', 'cls')
 """
 # The files calling `self.x()` where a constructor (of $q) stores a parameter as x (`self.x = x`),
@@ -97,12 +102,13 @@ _CALLS_ON_STORED_PARAMETERS_SQL = """
         OR p.kind = 'var-positional' AND c.kind = 'implicit' AND c.callee_text = 'self.' || m.name || '.__iter__'
     WHERE m.kind = 'instance_attribute' AND list_contains($q, p.owner_qualname)
 """
-# What the functions $q pass their own *args or **kwargs on to (Resolver._forward).
-_FORWARDED_TO_SQL = """
-    SELECT DISTINCT c.resolved_callee FROM calls c JOIN parameters p ON p.owner_qualname = c.caller_qualname
-    WHERE list_contains($q, c.caller_qualname) AND c.resolved_callee IS NOT NULL
-      AND (p.kind = 'var-positional' AND list_contains(c.arguments, '*' || p.name)
-           OR p.kind = 'var-keyword' AND list_contains(c.arguments, '**' || p.name))
+# What the functions $q (or functions nested in them) pass their own parameters on to: `call_it(fn)`,
+# `run(*args, **kwargs)` (Resolver._forward).
+_FORWARDED_TO_SQL = f"""
+    SELECT DISTINCT c.resolved_callee FROM calls c JOIN parameters p
+      ON c.caller_qualname = p.owner_qualname OR starts_with(c.caller_qualname, p.owner_qualname || '.<locals>.')
+    WHERE list_contains($q, p.owner_qualname) AND c.resolved_callee IS NOT NULL AND p.name NOT IN ('self', 'cls')
+      AND list_contains({_GIVEN_NAMES}, p.name)
 """
 # Calls of files not resolved now into definitions of files that are, and into their callers
 # up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters,
@@ -420,6 +426,43 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
                       skips_now, by_path, progress)
 
 
+_SITE_KEY = ("caller_qualname", "callee_text", "kind", "arguments")
+_PASSED_SQL = f"""SELECT {', '.join(_SITE_KEY)} FROM calls WHERE file_id IN (SELECT file_id FROM _gone)
+                  AND len(arguments) > 0 AND kind <> 'implicit' {_FIRST_ROWS}"""
+_SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE file_id IN (SELECT file_id FROM _gone)",
+              "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE file_id IN (SELECT file_id FROM _gone)"}
+_SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT file_id FROM _gone)
+               UNION ALL SELECT value, annotation FROM globals WHERE file_id IN (SELECT file_id FROM _gone)"""
+_IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str]) -> bool:
+    """Do the changed files give every call the same arguments, read in the same scopes, as
+    before? Then what they pass into other files' functions is what it was, and those files'
+    calls through parameters need no new answer. Only for changes that add or remove
+    definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
+    or hold) or none."""
+    def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
+        return scope is not None and any(scope == q or scope.startswith(q + ".<locals>.") for q in came_and_went)
+
+    def counted(rows: Iterable[tuple], skip_own: bool = True) -> collections.Counter:
+        return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)
+                                   for row in rows if not (skip_own and own(row[0])))
+
+    calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
+    if counted(calls, False) != counted(con.execute(_PASSED_SQL).fetchall(), False):
+        return False
+    for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
+        if counted(zip(*column_lists(fresh[table], key))) != counted(con.execute(_SCOPE_SQL[table]).fetchall()):
+            return False
+    said = [v for row in con.execute(_SAID_SQL).fetchall() for v in row if v]
+    said += [v for table, key in (("bindings", ("value", "annotation")), ("parameters", ("default_value", "annotation")))
+             for column in column_lists(fresh[table], key) for v in column if v]
+    said += [argument for row in calls for argument in row[3]]
+    wanted = set(names)
+    return not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in said)
+
+
 def _given(resolver, callees: Iterable[str | None]) -> set[str]:
     """The functions that get the arguments of calls to these callees: each callee, and a class's __init__."""
     out = set()
@@ -466,6 +509,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     remade = retyped or any(item[0] == "base" or item[0] == "def" and item[1].rpartition(".")[2] in _MADE
                             for item in changed) or any(old_says.get(q) != new_says.get(q) for q in classes)
     flags = {"implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
+    came_and_went = {item[1] for item in changed if item[0] == "def"}
+    names = sorted({q.rpartition(".")[2] for q in came_and_went})
+    others: list[int] = []
     if not changed and not retyped:
         affected = []
     elif not retyped and all(item[0] == "def" for item in changed):
@@ -477,7 +523,6 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         if others:
             # A name means something else now: so does a value of these files that says it
             # (`def make(): return d.handler`, d.handler added), and what uses those values follows.
-            names = sorted({*added_names, *(q.rpartition(".")[2] for q in removed)})
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL, {"ids": others, "names": names}).fetchall()]
     else:
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
@@ -491,8 +536,10 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT unnest($ids::BIGINT[]) AS file_id",
                 {"ids": affected})
     # The functions the changed and affected files passed arguments to: what their parameters
-    # may hold changes with them.
-    old_flow_targets = [r[0] for r in con.execute(_FLOW_TARGETS_SQL).fetchall()]
+    # may hold changes with them, unless the changed files pass what they passed.
+    same_flows = not (retyped or implicit or remade or made or others) and all(item[0] == "def" for item in changed) \
+        and _passes_as_before(con, fresh, came_and_went, names)
+    old_flow_targets = [r[0] for r in con.execute(_FLOW_TARGETS_SQL, {"gone": not same_flows}).fetchall()]
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
@@ -533,7 +580,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     fresh_ids = {r.file_id for r in file_rows}
     resolver.learn_scopes(*scope_keys({name: _concat(name, [fetch(name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
-    calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), fresh["calls"]])
+    calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), *([] if same_flows else [fresh["calls"]])])
     reached = set(old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
                                                               "arguments"))

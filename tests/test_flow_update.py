@@ -541,7 +541,9 @@ def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(t
 # a definition that another file's value names (a function returns it) before it exists; an
 # __init__ a base gains (`Sub()` runs it); a __call__ (`c = C(); c()`); an argument given to the
 # function around a closure that passes it on (click's make_pass_decorator), when the callee's
-# own file changes. The edges each update must give, by the language's semantics.
+# own file changes; a function given to a parameter that is given on, to a builtin that calls it
+# (`filter(fn, xs)`, `sorted(xs, key=by)`: pytest's Traceback.filter) or to another function. The
+# edges each update must give, by the language's semantics.
 ELSEWHERE = {
     "returned": ({
         "p/__init__.py": "",
@@ -577,6 +579,23 @@ ELSEWHERE = {
         "p/app.py": "from p.dec import make_pass\n\n\nclass Config:\n    pass\n\n\npass_config = make_pass(Config)\n",
     }, "p/a.py", "class Context:\n    def ensure_object(self, object_type):\n        return object_type()\n\n"
                  "    def other(self):\n        pass\n", {("p.a.Context.ensure_object", "p.app.Config", "flow")}),
+    "given_to_a_builtin": ({
+        "p/__init__.py": "",
+        "p/a.py": "def apply(fn, items):\n    return list(filter(fn, items))\n\n\ndef order(items, by):\n"
+                  "    return sorted(items, key=by)\n",
+        "p/h.py": "def keep(x):\n    return True\n\n\ndef other(x):\n    return False\n",
+        "p/b.py": "from p.a import apply, order\nfrom p.h import keep, other\n\n\ndef go():\n    apply(keep, [1])\n"
+                  "    order([1], keep)\n",
+    }, "p/b.py", "from p.a import apply, order\nfrom p.h import keep, other\n\n\ndef go():\n    apply(other, [1])\n"
+                 "    order([1], other)\n", {("p.a.apply", "p.h.other", "flow"), ("p.a.order", "p.h.other", "flow")}),
+    "given_on": ({
+        "p/__init__.py": "",
+        "p/a.py": "from p.r import call_it\n\n\ndef apply(fn):\n    return call_it(fn)\n",
+        "p/r.py": "def call_it(f):\n    return f()\n",
+        "p/h.py": "def k1():\n    return 1\n\n\ndef k2():\n    return 2\n",
+        "p/b.py": "from p.a import apply\nfrom p.h import k1, k2\n\n\ndef go():\n    apply(k1)\n",
+    }, "p/b.py", "from p.a import apply\nfrom p.h import k1, k2\n\n\ndef go():\n    apply(k2)\n",
+        {("p.r.call_it", "p.h.k2", "flow")}),
 }
 
 
