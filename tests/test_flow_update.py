@@ -618,3 +618,20 @@ def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path
         con.close()
     assert expected <= edges
     assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+
+
+def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(flow_repo, tmp_path):
+    """main.py passes shout to hooks.apply and to Runner: a function appended to it, or a comment,
+    changes no argument and no name an argument is read through, so no other file is re-resolved;
+    changing an argument re-resolves the files whose calls run what it gives."""
+    index_repository(flow_repo, jobs=1, libraries=False)
+    main = flow_repo / "app/main.py"
+    for n, edit in enumerate((lambda s: s + "\n\ndef added(x):\n    return x + 1\n",
+                              lambda s: s.replace("def main():", "def main():  # the entry point"),
+                              lambda s: s.replace('apply(shout, "a")', 'apply(TABLE["soft"], "a")'))):
+        main.write_text(edit(main.read_text()))
+        updated = index_repository(flow_repo, jobs=1, libraries=False)
+        rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False)
+        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
+        assert (updated.reresolved == 0) == (n < 2), (n, updated.reresolved)
+    assert ("app.hooks.apply", "app.handlers.whisper", "flow") in _edges(updated.db_path)
