@@ -71,6 +71,18 @@ class _Busy:
     def discard(self, name: str) -> None:
         self.depth.pop(name, None)
 
+    def enter(self) -> tuple[int, int]:
+        """An answer starts here: the mark `leave` takes."""
+        mark = (len(self.depth), self.low)
+        self.low = _DEEPEST
+        return mark
+
+    def leave(self, mark: tuple[int, int]) -> bool:
+        """The answer started at mark is done: may it be kept (no cut reached outside it)?"""
+        depth, outer_low = mark
+        low, self.low = self.low, min(outer_low, self.low)
+        return low >= depth
+
 
 class Resolver(Dispatch, Containers, Values, Flows):
     def __init__(
@@ -388,6 +400,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
         key = (text, caller)
         found = self._calls.get(key)
         if found is None:
+            # Asked while a name it reads is being resolved (`x = x.cut(); x.filter()`), the answer
+            # lacks what that name holds: it is not kept, the top-level one is.
+            mark = self._busy.enter()
             flowing, self._flowing = self._flowing, False  # cached: never from what callers pass
             try:
                 found = self._resolve_call(text, module, caller)
@@ -396,11 +411,13 @@ class Resolver(Dispatch, Containers, Values, Flows):
                     found = (wrapper, "wrapper") if wrapper is not None else found
             finally:
                 self._flowing = flowing
+                whole = self._busy.leave(mark)
             if found[0] is not None and found[0] in self.libraries and found[1] != "builtin":
                 found = (found[0], "library")
             elif found == (caller, "lambda"):  # a lambda called where it is written: its own code
                 found = (None, None)
-            _remember(self._calls, key, found)
+            if whole:
+                _remember(self._calls, key, found)
         return found
 
     def _own_class(self, text: str, scope: str) -> str | None:
@@ -557,14 +574,14 @@ class Resolver(Dispatch, Containers, Values, Flows):
         if found is not None:
             return found
         busy = self._busy
-        depth, outer_low, busy.low = len(busy), busy.low, _DEEPEST
+        mark = busy.enter()
         busy.add(bound)
         try:
             found = self._binding_targets(bound, rest, module)
         finally:
             busy.discard(bound)
-            low, busy.low = busy.low, min(outer_low, busy.low)
-        if low >= depth:  # no cycle cut outside this answer: the same from anywhere
+            whole = busy.leave(mark)
+        if whole:  # no cycle cut outside this answer: the same from anywhere
             _remember(self._bound, key, found)
         return found
 
@@ -694,8 +711,13 @@ class Resolver(Dispatch, Containers, Values, Flows):
         key = (text, caller, tuple(arguments)) if called or protocol or first[0] == _MAKES_A_CLASS else (text, caller)
         found = self._all.get(key)
         if found is None:
-            found = _remember(self._all, key, self._resolve_call_all(first, text, module, caller, arguments, called,
-                                                                     protocol))
+            mark = self._busy.enter()
+            try:
+                found = self._resolve_call_all(first, text, module, caller, arguments, called, protocol)
+            finally:
+                whole = self._busy.leave(mark)
+            if whole:
+                _remember(self._all, key, found)
         return list(found)
 
     def _resolve_call_all(self, first: tuple[str | None, str | None], text: str, module: str, caller: str,
