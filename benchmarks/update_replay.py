@@ -28,7 +28,8 @@ from codegraph.indexer import index_repository
 from codegraph.schema import BY_NAME, EXTRACTED
 
 DEFAULT_PAIRS = (("click==8.0.4", "click==8.1.3"), ("click==8.1.3", "click==8.1.7"),
-                 ("marshmallow==3.19.0", "marshmallow==3.20.1"), ("toolz==0.12.0", "toolz==0.12.1"))
+                 ("marshmallow==3.19.0", "marshmallow==3.20.1"), ("toolz==0.12.0", "toolz==0.12.1"),
+                 ("pytest==7.4.0", "pytest==7.4.4"))
 TABLES = (*EXTRACTED, "files", "skipped_files")
 
 
