@@ -28,7 +28,7 @@ from .resolution import (BINDING_KEY, DEFINITIONS_SQL, EVIDENCE, PARAMETER_KEY, 
                          evidence_sql, returns_of, scope_keys, write_resolved)
 from .library import Finder
 from .flows import MAX_HOPS
-from .expressions import PROTOCOL_CALLS
+from .expressions import _LOCALS, PROTOCOL_CALLS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 
@@ -80,6 +80,11 @@ def _callables_and_classes(column: str, where: str) -> str:
                               for table in ("globals", "members", "nested_functions", "classes"))
 
 
+def _within(inner: str, outer: str) -> str:
+    """SQL: the scope `inner` is the function `outer` or nested in it."""
+    return f"({inner} = {outer} OR starts_with({inner}, {outer} || '{_LOCALS}'))"
+
+
 _FILES_DEFINING_SQL = _callables_and_classes("file_id", "list_contains($q, qualname)")
 # The names a call gives as its arguments (`fn`, `key=fn`, `*args`: fn, fn, args).
 _GIVEN_NAMES = "list_transform(c.arguments, lambda a: ltrim(split_part(a, '=', -1), '*'))"
@@ -88,7 +93,7 @@ _GIVEN_NAMES = "list_transform(c.arguments, lambda a: ltrim(split_part(a, '=', -
 # what those calls run.
 _CALLS_ON_PARAMETERS_SQL = f"""
     SELECT DISTINCT c.file_id FROM parameters p JOIN calls c
-      ON (c.caller_qualname = p.owner_qualname OR starts_with(c.caller_qualname, p.owner_qualname || '.<locals>.'))
+      ON {_within('c.caller_qualname', 'p.owner_qualname')}
      AND (split_part(c.callee_text, '.', 1) = p.name OR list_contains({_GIVEN_NAMES}, p.name))
     WHERE list_contains($q, p.owner_qualname) AND p.name NOT IN ('self', 'cls')
 """
@@ -106,7 +111,7 @@ _CALLS_ON_STORED_PARAMETERS_SQL = """
 # `run(*args, **kwargs)` (Resolver._forward).
 _FORWARDED_TO_SQL = f"""
     SELECT DISTINCT c.resolved_callee FROM calls c JOIN parameters p
-      ON c.caller_qualname = p.owner_qualname OR starts_with(c.caller_qualname, p.owner_qualname || '.<locals>.')
+      ON {_within('c.caller_qualname', 'p.owner_qualname')}
     WHERE list_contains($q, p.owner_qualname) AND c.resolved_callee IS NOT NULL AND p.name NOT IN ('self', 'cls')
       AND list_contains({_GIVEN_NAMES}, p.name)
 """
@@ -180,17 +185,16 @@ _NAMES_CHANGED_SQL = f"""
 # an unresolved name ending in one of $names: a class or module attribute, or what a function
 # returns (through each name it binds: `x = d.handler; return x`). Uses: calls, refs and imports
 # resolved to it, and unresolved calls and refs that end in its name (`K.hook()`, `hook = d.handler`).
-_VALUE_USERS_SQL = """
+_VALUE_USERS_SQL = f"""
     WITH unresolved AS (
         SELECT file_id, callee_text AS text FROM calls WHERE list_contains($ids, file_id)
             AND resolved_callee IS NULL AND list_contains($names, callee_name)
         UNION SELECT file_id, text FROM refs r WHERE list_contains($ids, file_id)
             AND resolved_qualname IS NULL AND list_contains($names, split_part(text, '.', -1))
             AND (contains(text, '.') OR NOT EXISTS (  -- a name the function (or one around it) binds
-                SELECT 1 FROM bindings b WHERE b.name = r.text AND (b.scope_qualname = r.scope_qualname
-                    OR starts_with(r.scope_qualname, b.scope_qualname || '.<locals>.'))
-                UNION ALL SELECT 1 FROM parameters p WHERE p.name = r.text AND (p.owner_qualname = r.scope_qualname
-                    OR starts_with(r.scope_qualname, p.owner_qualname || '.<locals>.'))))
+                SELECT 1 FROM bindings b WHERE b.name = r.text AND {_within('r.scope_qualname', 'b.scope_qualname')}
+                UNION ALL SELECT 1 FROM parameters p
+                WHERE p.name = r.text AND {_within('r.scope_qualname', 'p.owner_qualname')}))
         UNION SELECT file_id, bound_name FROM imports WHERE list_contains($ids, file_id)
             AND resolved_qualname IS NULL AND bound_name IS NOT NULL
             AND (list_contains($names, name) OR list_contains($names, split_part(imported_module, '.', -1)))),
@@ -443,7 +447,7 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
     definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
     or hold) or none."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
-        return scope is not None and any(scope == q or scope.startswith(q + ".<locals>.") for q in came_and_went)
+        return scope is not None and any(scope == q or scope.startswith(q + _LOCALS) for q in came_and_went)
 
     def counted(rows: Iterable[tuple], skip_own: bool = True) -> collections.Counter:
         return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)
