@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error("--every must be 1 or more")
+    for spec in (spec for pair in args.pair or () for spec in pair):
+        if not Path(spec).is_dir() and spec.count("==") != 1:
+            parser.error(f"--pair {spec}: give a folder that exists or a pinned release, name==version")
     results = {"measured": time.strftime("%Y-%m-%d"), "pairs": []}
     for old_spec, new_spec in args.pair or DEFAULT_PAIRS:
         with tempfile.TemporaryDirectory(prefix="codegraph-replay-") as tmp:
