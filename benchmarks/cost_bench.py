@@ -9,7 +9,9 @@ Without --repo the full index is of the running Python's standard library. The b
 interpreter with another codegraph installed (a commit's own venv: `pip install` of a checkout,
 not editable). Each measurement runs in a fresh child process, with no library layer where the
 build has one, so both sides index the same files; peak memory is the largest resident set of
-the build's processes (the parent and its parsing workers), as `/usr/bin/time`'s %M reads it.
+the build's processes (the parent, its parsing workers, a forked resolver), as `/usr/bin/time`'s
+%M reads it, and, on Linux, the largest sum of their proportional set sizes (what they hold
+together, shared pages counted once), sampled every 0.2 s.
 An update appends a function to one file of a copy of the sdist and re-indexes. The machines
 are noisy: compare the two sides of one run, not runs of different days.
 """
@@ -37,12 +39,42 @@ from codegraph.indexer import index_repository
 extra = {"libraries": False} if "libraries" in inspect.signature(index_repository).parameters else {}
 """
 _FULL = _PRELUDE + """
+import glob, threading
+
+def processes(pid):
+    out = [pid]
+    for listed in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            with open(listed) as fh:
+                out += [p for child in fh.read().split() for p in processes(int(child))]
+        except OSError:
+            pass
+    return out
+
+def pss(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+peak_total, done = [0], threading.Event()
+
+def sample():
+    while not done.wait(0.2):
+        peak_total[0] = max(peak_total[0], sum(pss(p) for p in processes(os.getpid())))
+
+sampler = threading.Thread(target=sample, daemon=True)
+if os.path.exists("/proc/self/smaps_rollup"):
+    sampler.start()
 repo, db = sys.argv[1], sys.argv[2]
 started = time.perf_counter()
 report = index_repository(repo, db, embed=False, **extra)
 seconds = time.perf_counter() - started
+done.set()
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"seconds": seconds, "peak_kib": peak, "timings": report.timings}))
+print(json.dumps({"seconds": seconds, "peak_kib": peak, "peak_total_kib": peak_total[0] or None,
+                  "timings": report.timings}))
 """
 _UPDATES = _PRELUDE + """
 repo, db, edited, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -97,6 +129,8 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
         full = results[side]["full"]
         results[side]["full_median_s"] = statistics.median(r["seconds"] for r in full)
         results[side]["peak_kib"] = [min(r["peak_kib"] for r in full), max(r["peak_kib"] for r in full)]
+        totals = [r["peak_total_kib"] for r in full if r.get("peak_total_kib")]
+        results[side]["peak_total_kib"] = [min(totals), max(totals)] if totals else None
         results[side]["update_medians_s"] = [statistics.median(u) for u in results[side]["updates"]]
     if len(sides) == 2:
         base, now = (results[s]["full_median_s"] for s in sides)
@@ -130,8 +164,9 @@ def main(argv: list[str] | None = None) -> None:
         r = results[side]
         fulls = ", ".join(f"{x['seconds']:.1f}" for x in r["full"])
         medians = ", ".join(f"{m:.3f}" for m in r["update_medians_s"])
+        total = f" (all processes: {r['peak_total_kib'][0]:,}-{r['peak_total_kib'][1]:,} KiB)" if r["peak_total_kib"] else ""
         print(f"{side:9} full: {fulls} s (median {r['full_median_s']:.1f}), "
-              f"peak {r['peak_kib'][0]:,}-{r['peak_kib'][1]:,} KiB; update medians: {medians} s")
+              f"peak {r['peak_kib'][0]:,}-{r['peak_kib'][1]:,} KiB{total}; update medians: {medians} s")
     if "ratio_full" in results:
         print(f"full index: {results['ratio_full']:.2f}x the baseline")
 

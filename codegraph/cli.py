@@ -43,7 +43,7 @@ db_option = click.option(
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help=f"Where to write the database. Default: REPO/{db.DB_DIRNAME}/{db.DB_FILENAME}.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Processes that parse, and on a large repository resolve (default: up to 2 cores; 1 uses the least memory).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")

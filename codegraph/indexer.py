@@ -473,10 +473,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                     returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
                 tables = for_resolution(resolver, tables)
-                resolved = resolve_tables(resolver, tables, modules)
+                resolved = resolve_tables(resolver, tables, modules, jobs=jobs)
                 del tables
                 lib_tables = for_resolution(resolver, lib_tables)
-                lib_resolved = resolve_tables(resolver, lib_tables, modules)
+                lib_resolved = resolve_tables(resolver, lib_tables, modules, jobs=jobs)
                 del lib_tables
                 bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
                 del resolver  # what it learned is in the resolved tables now

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import duckdb
 import pyarrow as pa
 
-from . import db
+from . import db, forked
 from .resolve import ASSIGNED_RESOLUTIONS, Resolver
 from .schema import BY_NAME, DEFINITIONS, PROJECT_RESOLUTIONS
 
@@ -197,12 +197,21 @@ def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Tab
                     libraries, evidence, returns, decorated, metaclasses)
 
 
+# Below this many calls a build resolves in one process: forking and the pipes cost more than
+# a second process saves.
+FORK_AT = 20_000
+# What resolving a ref costs against a call, for splitting the work evenly (stdlib: 17 against 55 µs).
+_REF_WEIGHT = 0.3
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
-                    flow_sites: Iterable[tuple] = ()) -> dict[str, pa.Table]:
+                    flow_sites: Iterable[tuple] = (), jobs: int = 1) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
     definitions gets a row for each (`alternative` true after the first); `C()` gets a row for the
     C.__init__ it runs. flow_sites: resolved calls of files not resolved here that pass
-    arguments to functions that are (Resolver.learn_flows)."""
+    arguments to functions that are (Resolver.learn_flows). With jobs > 1 and enough calls,
+    forked copies of this process answer parts of the refs and calls (forked.two_steps); the
+    answers are the same."""
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
             table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
@@ -213,8 +222,19 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
-    out["refs"], properties = _resolve_refs(resolver, tables["refs"], modules)
-    out["calls"] = _resolve_calls(resolver, tables["calls"], modules, flow_sites)
+    refs, calls = tables["refs"], tables["calls"]
+    work = _Answers(resolver, refs, calls, modules, flow_sites)
+    parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
+    work.split(parts)
+    if parts > 1:
+        firsts, seconds = forked.two_steps(parts, work.first, work.combine, work.adopt, work.second)
+    else:
+        firsts = [work.first(0)]
+        work.adopt(work.combine(firsts))
+        seconds = [work.second(0)]
+    ref_values, call_answers = work.gather([f[0] for f in firsts], seconds)
+    out["refs"], properties = _refs_table(resolver, refs, ref_values)
+    out["calls"] = _calls_table(resolver, calls, call_answers)
     if properties is not None:
         out["calls"] = pa.concat_tables([out["calls"], properties.select(out["calls"].column_names)
                                          .cast(out["calls"].schema)])
@@ -227,26 +247,113 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     return out
 
 
-def _resolve_refs(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> tuple[pa.Table, pa.Table | None]:
-    """refs with their resolution, and a calls row (kind property) for every read or write of a
-    property or a descriptor: `obj.size` runs the getter, `obj.size = 3` the setter
-    (Resolver.accessor)."""
-    texts, file_ids, scopes, kinds = column_lists(refs, ("text", "file_id", "scope_qualname", "kind"))
+class _Answers:
+    """What a build asks the resolver of its refs and calls, for any part of their rows, in the
+    order a single process asks it: the refs and the first answer of every call, then what
+    the calls pass (learn_flows, from all parts), then every answer of every call."""
+
+    def __init__(self, resolver: Resolver, refs: pa.Table, calls: pa.Table, modules: dict[int, str],
+                 flow_sites: Iterable[tuple]) -> None:
+        self.resolver = resolver
+        self.ref_texts, self.ref_files, self.ref_scopes = column_lists(refs, ("text", "file_id", "scope_qualname"))
+        self.texts, self.call_files, self.callers, self.kinds, self.arguments = column_lists(
+            calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
+        self.modules = modules
+        self.where = [modules[f] for f in self.call_files]
+        self.flow_sites = list(flow_sites)
+        self.ref_parts: list[list[int]] = []
+        self.call_parts: list[list[int]] = []
+        self.firsts: dict[int, list[tuple]] = {}  # part -> resolve_call's answers, before learn_flows
+
+    def split(self, parts: int) -> None:
+        """Whole files to each part (what a file's rows ask, its other rows ask again), about
+        equal work each."""
+        weight: dict[int, float] = defaultdict(float)
+        for f in self.call_files:
+            weight[f] += 1
+        for f in self.ref_files:
+            weight[f] += _REF_WEIGHT
+        total, done, part_of = sum(weight.values()), 0.0, {}
+        for f, w in weight.items():
+            part_of[f] = min(parts - 1, int(done * parts / total)) if total else 0
+            done += w
+        self.ref_parts = [[] for _ in range(parts)]
+        self.call_parts = [[] for _ in range(parts)]
+        for i, f in enumerate(self.ref_files):
+            self.ref_parts[part_of[f]].append(i)
+        for i, f in enumerate(self.call_files):
+            self.call_parts[part_of[f]].append(i)
+
+    def first(self, k: int) -> tuple[list, list, list, list]:
+        resolver = self.resolver
+        refs = _ref_answers(resolver, self.ref_parts[k], self.ref_texts, self.ref_files, self.ref_scopes, self.modules)
+        rows = self.call_parts[k]
+        firsts = self.firsts[k] = [resolver.resolve_call(self.texts[i], self.where[i], self.callers[i]) for i in rows]
+        given, more = _sites(resolver, rows, self.texts, self.where, self.callers, self.kinds, self.arguments,
+                             dict(zip(rows, firsts)))
+        return refs, firsts, given, more
+
+    def combine(self, firsts: Sequence[tuple]) -> list[tuple]:
+        """Every part's sites in row order, as one process lists them."""
+        self.firsts = {k: part[1] for k, part in enumerate(firsts)}
+        given = sorted((site for part in firsts for site in part[2]), key=lambda tagged: tagged[0])
+        more = sorted((site for part in firsts for site in part[3]), key=lambda tagged: tagged[0])
+        return [site for _, site in given] + [site for _, site in more] + self.flow_sites
+
+    def adopt(self, sites: list[tuple]) -> None:
+        self.resolver.learn_flows(sites)
+
+    def second(self, k: int) -> list[list[tuple]]:
+        resolver = self.resolver
+        out = []
+        for i, first in zip(self.call_parts[k], self.firsts[k]):
+            if self.kinds[i] == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
+                out.append(resolver.resolve_implicit(self.texts[i], self.where[i], self.callers[i]) or [(None, None)])
+            else:
+                out.append(resolver.resolve_call_all(self.texts[i], self.where[i], self.callers[i], self.arguments[i],
+                                                    first))
+        return out
+
+    def gather(self, refs: list[list], seconds: list[list]) -> tuple[list, list]:
+        """Every part's answers back in row order: refs' values, calls' answers."""
+        ref_values: list = [None] * len(self.ref_texts)
+        call_answers: list = [None] * len(self.texts)
+        for k, rows in enumerate(self.ref_parts):
+            for i, value in zip(rows, refs[k]):
+                ref_values[i] = value
+        for k, rows in enumerate(self.call_parts):
+            for i, answers in zip(rows, seconds[k]):
+                call_answers[i] = answers
+        return ref_values, call_answers
+
+
+def _ref_answers(resolver: Resolver, rows: Iterable[int], texts: Sequence[str], file_ids: Sequence[int],
+                 scopes: Sequence[str], modules: dict[int, str]) -> list[tuple[str | None, str | None]]:
     seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     values = []
-    for text, fid, scope in zip(texts, file_ids, scopes):
+    for i in rows:
+        text, scope = texts[i], scopes[i]
         key = (text, scope)
         value = seen.get(key)
         if value is None:
+            module = modules[file_ids[i]]
             # a bare local name is a use of that local, whatever it holds (`h = helper` is the use of helper)
-            local = "." not in text and resolver.lookup(text, modules[fid], scope)[1] == "bound"
-            target, how = (None, None) if local else resolver.resolve_expression(text, modules[fid], scope)
+            local = "." not in text and resolver.lookup(text, module, scope)[1] == "bound"
+            target, how = (None, None) if local else resolver.resolve_expression(text, module, scope)
             if target is None or target not in resolver.defs or how == "builtin":
                 value = (None, None)
             else:
                 value = (target, "library" if target in resolver.libraries else how)
             seen[key] = value
         values.append(value)
+    return values
+
+
+def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tuple[pa.Table, pa.Table | None]:
+    """refs with their resolution, and a calls row (kind property) for every read or write of a
+    property or a descriptor: `obj.size` runs the getter, `obj.size = 3` the setter
+    (Resolver.accessor)."""
+    texts, kinds = column_lists(refs, ("text", "kind"))
     resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
     accessors = [(i, run) for i, ((target, how), kind) in enumerate(zip(values, kinds))
@@ -281,37 +388,36 @@ def call_sites(resolver: Resolver, texts: Sequence[str], modules: Sequence[str],
     """The calls that pass arguments, as Resolver.learn_flows reads them: one site per function
     the call runs by resolve_call's answer or by what the code assigns (a name bound to two
     functions gives both the arguments). The rows a database holds for them: SITE_ROWS_SQL."""
-    given = [i for i, (kind, args) in enumerate(zip(kinds, arguments)) if args and kind != "implicit"]
+    given, more = _sites(resolver, range(len(texts)), texts, modules, callers, kinds, arguments,
+                         dict(enumerate(firsts)) if firsts is not None else None)
+    return [site for _, site in given] + [site for _, site in more]
+
+
+def _sites(resolver: Resolver, rows: Iterable[int], texts: Sequence[str], modules: Sequence[str],
+           callers: Sequence[str], kinds: Sequence[str], arguments: Sequence[list],
+           firsts: dict[int, tuple] | None) -> tuple[list[tuple], list[tuple]]:
+    """call_sites' sites of some rows, each with its row: those of the first answers, and those
+    of what the code assigns."""
+    given = [i for i in rows if arguments[i] and kinds[i] != "implicit"]
     if firsts is None:
-        firsts = [(None, None)] * len(texts)
-        for i in given:
-            firsts[i] = resolver.resolve_call(texts[i], modules[i], callers[i])
-    sites = [(*firsts[i], kinds[i], arguments[i], modules[i], callers[i]) for i in given]
-    sites += [(target, how, kinds[i], arguments[i], modules[i], callers[i]) for i in given
-              if firsts[i][1] in _MAY_HOLD_SEVERAL
-              for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], firsts[i])]
-    return sites
+        firsts = {i: resolver.resolve_call(texts[i], modules[i], callers[i]) for i in given}
+    sites = [(i, (*firsts[i], kinds[i], arguments[i], modules[i], callers[i])) for i in given]
+    more = [(i, (target, how, kinds[i], arguments[i], modules[i], callers[i])) for i in given
+            if firsts[i][1] in _MAY_HOLD_SEVERAL
+            for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], firsts[i])]
+    return sites, more
 
 
 # The rows of stored calls that call_sites gives.
 SITE_ROWS_SQL = f"(NOT alternative OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))"
 
 
-def _resolve_calls(resolver: Resolver, calls: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple]
-                   ) -> pa.Table:
-    texts, file_ids, callers, kinds, arguments = column_lists(
-        calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
-    where = [modules[f] for f in file_ids]
-    firsts = [resolver.resolve_call(t, m, c) for t, m, c in zip(texts, where, callers)]
-    resolver.learn_flows([*call_sites(resolver, texts, where, callers, kinds, arguments, firsts), *flow_sites])
+def _calls_table(resolver: Resolver, calls: pa.Table, answers_of: list[list[tuple]]) -> pa.Table:
+    texts = column_lists(calls, ("callee_text",))[0]
     rows: list[int] = []
     values: list[tuple[str | None, str | None]] = []
     alternative: list[bool] = []
-    for i, (text, module, caller, kind, args) in enumerate(zip(texts, where, callers, kinds, arguments)):
-        if kind == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
-            answers = resolver.resolve_implicit(text, module, caller) or [(None, None)]
-        else:
-            answers = resolver.resolve_call_all(text, module, caller, args, firsts[i])
+    for i, answers in enumerate(answers_of):
         for j, answer in enumerate(answers):
             rows.append(i)
             values.append(answer)

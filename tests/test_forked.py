@@ -1,0 +1,118 @@
+"""Resolution split over forked copies of the indexing process: the same graph as one process,
+and a copy that fails costs time, never answers."""
+
+import os
+import shutil
+import sysconfig
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from codegraph import forked, resolution
+from codegraph.indexer import index_repository
+from test_incremental import _snapshot
+
+pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="resolution is forked only on Linux")
+
+_adopted: list = []
+
+
+def _first(k):
+    return k * 10, os.getpid()
+
+
+def _combine(firsts):
+    return sum(value for value, _ in firsts)
+
+
+def _second(k):
+    return k, _adopted[-1], os.getpid()
+
+
+def test_each_part_gets_its_answers_in_order_and_every_copy_adopts_what_all_parts_gave():
+    _adopted.clear()
+    firsts, seconds = forked.two_steps(3, _first, _combine, _adopted.append, _second)
+    assert [value for value, _ in firsts] == [0, 10, 20]
+    assert [(k, shared) for k, shared, _ in seconds] == [(0, 30), (1, 30), (2, 30)]
+    pids = [pid for _, _, pid in seconds]
+    assert pids[0] == os.getpid() and len(set(pids)) == 3  # parts 1 and 2 were answered by copies
+    assert [pid for _, pid in firsts] == pids  # each copy kept its part through both steps
+
+
+@pytest.mark.parametrize("step", ["first", "second"])
+@pytest.mark.parametrize("how", ["dies", "raises"])
+def test_a_copy_that_fails_leaves_its_part_to_the_parent(step, how):
+    parent = os.getpid()
+
+    def fail():
+        if os.getpid() != parent:
+            if how == "dies":
+                os._exit(3)
+            raise RuntimeError("a bug in a copy")
+
+    def first(k):
+        if step == "first":
+            fail()
+        return _first(k)
+
+    def second(k):
+        if step == "second":
+            fail()
+        return _second(k)
+
+    _adopted.clear()
+    firsts, seconds = forked.two_steps(2, first, _combine, _adopted.append, second)
+    assert [value for value, _ in firsts] == [0, 10]
+    assert [(k, shared, pid) for k, shared, pid in seconds] == [(0, 10, parent), (1, 10, parent)]
+
+
+def test_when_the_parent_fails_its_copies_are_stopped(tmp_path):
+    said = tmp_path / "copy.pid"
+
+    def first(k):
+        if k:  # the copy says who it is, then works for far longer than the test runs
+            said.write_text(str(os.getpid()))
+            time.sleep(600)
+        deadline = time.monotonic() + 30
+        while (not said.exists() or not said.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        forked.two_steps(2, first, _combine, _adopted.append, _second)
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left running or a zombie
+        os.kill(int(said.read_text()), 0)
+
+
+_PACKAGES = ("asyncio", "email", "json", "logging", "concurrent", "http", "xml")
+
+
+def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, monkeypatch):
+    """Real code (packages of the running Python's stdlib), where a part's answers would differ
+    if they depended on what the other part asked the resolver first."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    repo = tmp_path / "repo"
+    for name in _PACKAGES:
+        shutil.copytree(stdlib / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "test*"))
+    one = index_repository(repo, tmp_path / "one.duckdb", jobs=1, embed=False, libraries=False)
+    forks = []
+    real_fork = forked._fork
+
+    def counted(*args):
+        copy = real_fork(*args)
+        forks.append(copy)
+        return copy
+
+    monkeypatch.setattr(forked, "_fork", counted)
+    monkeypatch.setattr(resolution, "FORK_AT", 1)
+    two = index_repository(repo, tmp_path / "two.duckdb", jobs=2, embed=False, libraries=False)
+    assert forks and all(copy is not None for copy in forks)
+    con = duckdb.connect(str(two.db_path), read_only=True)
+    try:
+        calls, resolved = con.execute("SELECT count(*), count(resolved_callee) FROM calls").fetchone()
+    finally:
+        con.close()
+    assert calls > 10_000 and resolved > calls // 3
+    assert _snapshot(two.db_path) == _snapshot(one.db_path)
