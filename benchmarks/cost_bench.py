@@ -3,7 +3,7 @@ peak memory) and one-file updates, each interpreter in turn, round after round, 
 
     python -m benchmarks.cost_bench --baseline-python /tmp/venv-base/bin/python \
         [--repo PATH] [--update-sdist click==8.1.7 --update-file src/click/core.py] \
-        [--rounds 2] [--updates 5] [--out benchmarks/results/cost.json]
+        [--rounds 2] [--updates 5] [--resolve-jobs 1] [--out benchmarks/results/cost.json]
 
 Without --repo the full index is of the running Python's standard library. The baseline is any
 interpreter with another codegraph installed (a commit's own venv: `pip install` of a checkout,
@@ -61,17 +61,26 @@ def pss(pid):
 peak_total, done = [0], threading.Event()
 
 def sample():
-    while not done.wait(0.2):
-        peak_total[0] = max(peak_total[0], sum(pss(p) for p in processes(os.getpid())))
+    peak_total[0] = max(peak_total[0], sum(pss(p) for p in processes(os.getpid())))
 
-sampler = threading.Thread(target=sample, daemon=True)
+def sampling():
+    sample()
+    while not done.wait(0.2):
+        sample()
+
+sampler = threading.Thread(target=sampling, daemon=True)
 if os.path.exists("/proc/self/smaps_rollup"):
     sampler.start()
-repo, db = sys.argv[1], sys.argv[2]
+repo, db, resolve_jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if resolve_jobs > 1:
+    extra["resolve_jobs"] = resolve_jobs
 started = time.perf_counter()
 report = index_repository(repo, db, embed=False, **extra)
 seconds = time.perf_counter() - started
 done.set()
+if sampler.ident is not None:
+    sampler.join()
+    sample()
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds": seconds, "peak_kib": peak, "peak_total_kib": peak_total[0] or None,
                   "timings": report.timings}))
@@ -111,7 +120,8 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, rounds: int, updates: int) -> dict:
+def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, rounds: int, updates: int,
+        resolve_jobs: int = 1) -> dict:
     results: dict = {side: {"full": [], "updates": []} for side in sides}
     with tempfile.TemporaryDirectory(prefix="codegraph-cost-") as tmp:
         scratch = Path(tmp)
@@ -119,7 +129,8 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
             for side, python in sides.items():
                 db_path = scratch / f"{side}.duckdb"
                 db_path.unlink(missing_ok=True)
-                results[side]["full"].append(_measure(python, _FULL, [str(repo), str(db_path)], scratch))
+                jobs = str(resolve_jobs if side == "current" else 1)
+                results[side]["full"].append(_measure(python, _FULL, [str(repo), str(db_path), jobs], scratch))
                 if sdist is not None:
                     copy = _copy(sdist, scratch / f"{side}-update")
                     results[side]["updates"].append(_measure(
@@ -146,6 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--update-file", default="src/click/core.py", help="the file of the sdist an update edits")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--updates", type=int, default=5)
+    parser.add_argument("--resolve-jobs", type=int, default=1,
+                        help="index_repository's resolve_jobs for the current side's full index (the same "
+                             "interpreter as --baseline-python compares one process with forked copies)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cost.json")
     args = parser.parse_args(argv)
     if args.baseline_python and shutil.which(args.baseline_python) is None:
@@ -155,8 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     sides["current"] = sys.executable
     with tempfile.TemporaryDirectory(prefix="codegraph-sdist-") as tmp:
         sdist = _extract(args.update_sdist, Path(tmp)) if args.update_sdist else None
-        results = run(sides, args.repo.resolve(), sdist, args.update_file, args.rounds, args.updates)
-    results = {"measured": time.strftime("%Y-%m-%d"), "repo": str(args.repo), "update_sdist": args.update_sdist,
+        results = run(sides, args.repo.resolve(), sdist, args.update_file, args.rounds, args.updates, args.resolve_jobs)
+    results = {"measured": time.strftime("%Y-%m-%d"), "repo": str(args.repo), "resolve_jobs": args.resolve_jobs,
+               "update_sdist": args.update_sdist,
                "update_file": args.update_file, **results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

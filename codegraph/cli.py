@@ -43,7 +43,10 @@ db_option = click.option(
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help=f"Where to write the database. Default: REPO/{db.DB_DIRNAME}/{db.DB_FILENAME}.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Processes that parse, and on a large repository resolve (default: up to 2 cores; 1 uses the least memory).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
+@click.option("--resolve-jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes that resolve a full build of 20,000 calls or more, on Linux. Each past the first is a forked "
+                   "copy of the indexer: faster, at the cost of memory (the stdlib: 13 %% less time, 0.7 GB more).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
@@ -54,7 +57,7 @@ db_option = click.option(
                    "Default: the one running codegraph.")
 @click.option("--json", "as_json_", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def index(repo, db_path, full, jobs, max_file_size, no_embed, no_libraries, python, as_json_, quiet):
+def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_libraries, python, as_json_, quiet):
     """Build or update the code graph of REPO."""
     from .indexer import index_repository
 
@@ -79,7 +82,7 @@ def index(repo, db_path, full, jobs, max_file_size, no_embed, no_libraries, pyth
     try:
         report = index_repository(repo, db_path, jobs=jobs, max_file_size=max_file_size, full=full,
                                   embed=not no_embed, progress=progress if show else None,
-                                  libraries=not no_libraries, python=python)
+                                  libraries=not no_libraries, python=python, resolve_jobs=resolve_jobs)
     finally:
         if state["bar"] is not None:
             state["bar"].render_finish()

@@ -249,11 +249,15 @@ def index_repository(
     progress: Progress | None = None,
     libraries: bool = True,
     python: str | None = None,
+    resolve_jobs: int = 1,
 ) -> IndexReport:
     """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
     from the offline hashing model (only new or changed ones on an update). With `libraries`,
     the standard library and installed packages the repository imports are indexed too, as the
-    interpreter `python` (default: this one) finds them, with layer stdlib or site."""
+    interpreter `python` (default: this one) finds them, with layer stdlib or site. With
+    `resolve_jobs` > 1, a full build of 20,000 calls or more on Linux has forked copies of this
+    process resolve parts of them: faster, but each copy comes to hold most of what the resolver
+    holds (the stdlib: about 13 % less time, about 0.7 GB more memory for one copy)."""
     if _starting_a_worker():
         raise RepositoryError(f"index_repository was called again by a parsing worker as it started: {_GUARD_HINT}")
     started = time.perf_counter()
@@ -266,12 +270,12 @@ def index_repository(
     report = IndexReport(target, root, "full")
     with _index_lock(target), _system_arrow_pool(), _full_collections_deferred():
         return _index_locked(root, target, jobs, max_file_size, full, embed, progress, libraries, python, report,
-                             started)
+                             started, resolve_jobs)
 
 
 def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full: bool, embed: bool,
                   progress: Progress | None, libraries: bool, python: str | None, report: IndexReport,
-                  started: float) -> IndexReport:
+                  started: float, resolve_jobs: int = 1) -> IndexReport:
     _remove_abandoned_builds(target)
 
     t = time.perf_counter()
@@ -295,7 +299,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
             pass  # an older schema, another root or other settings: rebuild it from scratch below
     if target.exists():
         _refuse_foreign(target)
-    _full_build(root, target, found, jobs, progress, report, embed, finder)
+    _full_build(root, target, found, jobs, progress, report, embed, finder, resolve_jobs)
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -417,7 +421,7 @@ def _library_chunks(project_modules: set[str], direct: list[str], finder: Finder
 
 
 def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-                embed: bool = True, finder: Finder | None = None) -> None:
+                embed: bool = True, finder: Finder | None = None, resolve_jobs: int = 1) -> None:
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}
@@ -473,10 +477,10 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                     returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
                 tables = for_resolution(resolver, tables)
-                resolved = resolve_tables(resolver, tables, modules, jobs=jobs)
+                resolved = resolve_tables(resolver, tables, modules, jobs=resolve_jobs)
                 del tables
                 lib_tables = for_resolution(resolver, lib_tables)
-                lib_resolved = resolve_tables(resolver, lib_tables, modules, jobs=jobs)
+                lib_resolved = resolve_tables(resolver, lib_tables, modules, jobs=resolve_jobs)
                 del lib_tables
                 bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
                 del resolver  # what it learned is in the resolved tables now

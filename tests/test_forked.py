@@ -9,8 +9,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 from codegraph import forked, resolution
+from codegraph.cli import main
 from codegraph.indexer import index_repository
 from test_incremental import _snapshot
 
@@ -107,8 +109,12 @@ def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, 
 
     monkeypatch.setattr(forked, "_fork", counted)
     monkeypatch.setattr(resolution, "FORK_AT", 1)
-    two = index_repository(repo, tmp_path / "two.duckdb", jobs=2, embed=False, libraries=False)
-    assert forks and all(copy is not None for copy in forks)
+    two = index_repository(repo, tmp_path / "two.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=2)
+    assert len(forks) == 1 and forks[0] is not None
+    done = CliRunner().invoke(main, ["index", str(repo), "--db", str(tmp_path / "cli.duckdb"), "--resolve-jobs", "2",
+                                     "--jobs", "1", "--no-embed", "--no-libraries", "--quiet"])
+    assert done.exit_code == 0, done.output
+    assert len(forks) == 2 and _snapshot(tmp_path / "cli.duckdb") == _snapshot(one.db_path)
     con = duckdb.connect(str(two.db_path), read_only=True)
     try:
         calls, resolved = con.execute("SELECT count(*), count(resolved_callee) FROM calls").fetchone()
