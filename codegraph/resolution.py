@@ -250,28 +250,33 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
 class _Answers:
     """What a build asks the resolver of its refs and calls, for any part of their rows, in the
     order a single process asks it: the refs and the first answer of every call, then what
-    the calls pass (learn_flows, from all parts), then every answer of every call."""
+    the calls pass (learn_flows, from all parts), then every answer of every call. The refs'
+    columns live only while their answers are sought, as the calls' are not yet needed."""
 
     def __init__(self, resolver: Resolver, refs: pa.Table, calls: pa.Table, modules: dict[int, str],
                  flow_sites: Iterable[tuple]) -> None:
         self.resolver = resolver
-        self.ref_texts, self.ref_files, self.ref_scopes = column_lists(refs, ("text", "file_id", "scope_qualname"))
+        self.refs = refs
         self.texts, self.call_files, self.callers, self.kinds, self.arguments = column_lists(
             calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
         self.modules = modules
         self.where = [modules[f] for f in self.call_files]
         self.flow_sites = list(flow_sites)
-        self.ref_parts: list[list[int]] = []
-        self.call_parts: list[list[int]] = []
+        self.ref_parts: list[Sequence[int]] = []
+        self.call_parts: list[Sequence[int]] = []
         self.firsts: dict[int, list[tuple]] = {}  # part -> resolve_call's answers, before learn_flows
 
     def split(self, parts: int) -> None:
         """Whole files to each part (what a file's rows ask, its other rows ask again), about
         equal work each."""
+        if parts == 1:
+            self.ref_parts, self.call_parts = [range(self.refs.num_rows)], [range(len(self.texts))]
+            return
+        ref_files = self.refs.column("file_id").to_pylist()
         weight: dict[int, float] = defaultdict(float)
         for f in self.call_files:
             weight[f] += 1
-        for f in self.ref_files:
+        for f in ref_files:
             weight[f] += _REF_WEIGHT
         total, done, part_of = sum(weight.values()), 0.0, {}
         for f, w in weight.items():
@@ -279,25 +284,29 @@ class _Answers:
             done += w
         self.ref_parts = [[] for _ in range(parts)]
         self.call_parts = [[] for _ in range(parts)]
-        for i, f in enumerate(self.ref_files):
+        for i, f in enumerate(ref_files):
             self.ref_parts[part_of[f]].append(i)
         for i, f in enumerate(self.call_files):
             self.call_parts[part_of[f]].append(i)
 
-    def first(self, k: int) -> tuple[list, list, list, list]:
+    def first(self, k: int) -> list:
         resolver = self.resolver
-        refs = _ref_answers(resolver, self.ref_parts[k], self.ref_texts, self.ref_files, self.ref_scopes, self.modules)
+        rows = self.ref_parts[k]
+        refs = self.refs if isinstance(rows, range) else self.refs.take(pa.array(rows, pa.int64()))
+        ref_values = _ref_answers(resolver, refs, self.modules)
+        del refs
         rows = self.call_parts[k]
         firsts = self.firsts[k] = [resolver.resolve_call(self.texts[i], self.where[i], self.callers[i]) for i in rows]
-        given, more = _sites(resolver, rows, self.texts, self.where, self.callers, self.kinds, self.arguments,
-                             dict(zip(rows, firsts)))
-        return refs, firsts, given, more
+        given, more = _sites(resolver, rows, self.texts, self.where, self.callers, self.kinds, self.arguments, firsts)
+        return [ref_values, firsts, given, more]
 
-    def combine(self, firsts: Sequence[tuple]) -> list[tuple]:
-        """Every part's sites in row order, as one process lists them."""
+    def combine(self, firsts: Sequence[list]) -> list[tuple]:
+        """Every part's sites in row order, as one process lists them (and let go of)."""
         self.firsts = {k: part[1] for k, part in enumerate(firsts)}
         given = sorted((site for part in firsts for site in part[2]), key=lambda tagged: tagged[0])
         more = sorted((site for part in firsts for site in part[3]), key=lambda tagged: tagged[0])
+        for part in firsts:
+            part[2] = part[3] = None
         return [site for _, site in given] + [site for _, site in more] + self.flow_sites
 
     def adopt(self, sites: list[tuple]) -> None:
@@ -316,7 +325,9 @@ class _Answers:
 
     def gather(self, refs: list[list], seconds: list[list]) -> tuple[list, list]:
         """Every part's answers back in row order: refs' values, calls' answers."""
-        ref_values: list = [None] * len(self.ref_texts)
+        if len(refs) == 1:
+            return refs[0], seconds[0]
+        ref_values: list = [None] * self.refs.num_rows
         call_answers: list = [None] * len(self.texts)
         for k, rows in enumerate(self.ref_parts):
             for i, value in zip(rows, refs[k]):
@@ -327,16 +338,14 @@ class _Answers:
         return ref_values, call_answers
 
 
-def _ref_answers(resolver: Resolver, rows: Iterable[int], texts: Sequence[str], file_ids: Sequence[int],
-                 scopes: Sequence[str], modules: dict[int, str]) -> list[tuple[str | None, str | None]]:
+def _ref_answers(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> list[tuple[str | None, str | None]]:
     seen: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     values = []
-    for i in rows:
-        text, scope = texts[i], scopes[i]
+    for text, fid, scope in zip(*column_lists(refs, ("text", "file_id", "scope_qualname"))):
         key = (text, scope)
         value = seen.get(key)
         if value is None:
-            module = modules[file_ids[i]]
+            module = modules[fid]
             # a bare local name is a use of that local, whatever it holds (`h = helper` is the use of helper)
             local = "." not in text and resolver.lookup(text, module, scope)[1] == "bound"
             target, how = (None, None) if local else resolver.resolve_expression(text, module, scope)
@@ -388,23 +397,23 @@ def call_sites(resolver: Resolver, texts: Sequence[str], modules: Sequence[str],
     """The calls that pass arguments, as Resolver.learn_flows reads them: one site per function
     the call runs by resolve_call's answer or by what the code assigns (a name bound to two
     functions gives both the arguments). The rows a database holds for them: SITE_ROWS_SQL."""
-    given, more = _sites(resolver, range(len(texts)), texts, modules, callers, kinds, arguments,
-                         dict(enumerate(firsts)) if firsts is not None else None)
+    given, more = _sites(resolver, range(len(texts)), texts, modules, callers, kinds, arguments, firsts)
     return [site for _, site in given] + [site for _, site in more]
 
 
-def _sites(resolver: Resolver, rows: Iterable[int], texts: Sequence[str], modules: Sequence[str],
+def _sites(resolver: Resolver, rows: Sequence[int], texts: Sequence[str], modules: Sequence[str],
            callers: Sequence[str], kinds: Sequence[str], arguments: Sequence[list],
-           firsts: dict[int, tuple] | None) -> tuple[list[tuple], list[tuple]]:
-    """call_sites' sites of some rows, each with its row: those of the first answers, and those
-    of what the code assigns."""
-    given = [i for i in rows if arguments[i] and kinds[i] != "implicit"]
+           firsts: Sequence[tuple] | None) -> tuple[list[tuple], list[tuple]]:
+    """call_sites' sites of some rows (firsts: their first answers, in the same order), each
+    with its row: those of the first answers, and those of what the code assigns."""
     if firsts is None:
-        firsts = {i: resolver.resolve_call(texts[i], modules[i], callers[i]) for i in given}
-    sites = [(i, (*firsts[i], kinds[i], arguments[i], modules[i], callers[i])) for i in given]
-    more = [(i, (target, how, kinds[i], arguments[i], modules[i], callers[i])) for i in given
-            if firsts[i][1] in _MAY_HOLD_SEVERAL
-            for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], firsts[i])]
+        firsts = [resolver.resolve_call(texts[i], modules[i], callers[i]) if arguments[i] and kinds[i] != "implicit"
+                  else (None, None) for i in rows]
+    given = [(i, first) for i, first in zip(rows, firsts) if arguments[i] and kinds[i] != "implicit"]
+    sites = [(i, (*first, kinds[i], arguments[i], modules[i], callers[i])) for i, first in given]
+    more = [(i, (target, how, kinds[i], arguments[i], modules[i], callers[i])) for i, first in given
+            if first[1] in _MAY_HOLD_SEVERAL
+            for target, how in resolver.assigned_callees(texts[i], modules[i], callers[i], first)]
     return sites, more
 
 
