@@ -46,7 +46,7 @@ db_option = click.option(
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
 @click.option("--resolve-jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes that resolve a full build of 20,000 calls or more, on Linux. Each past the first is a forked "
-                   "copy of the indexer: faster, at the cost of memory (the stdlib: 13 %% less time, 0.7 GB more).")
+                   "copy of the indexer: faster, at the cost of memory (the stdlib: 11 % less time, 0.6 GB more).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
