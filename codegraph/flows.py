@@ -103,10 +103,22 @@ class Flows:
         self._hops += 1
         try:
             out = [(target, _kept(how, "flow")) for text, module, caller in arguments[:_MAX_FLOWS]
-                   for target, how in self._value_targets(text, rest, module, caller)]
+                   for target, how in self._argument_targets(text, rest, module, caller)]
         finally:
             self._hops -= 1
         return _unique(out)
+
+    def _argument_targets(self, text: str, rest: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """What an argument as written runs when called: what its value runs, or, for a
+        module-level name or class attribute bound to a function, that function, as calling the
+        name would (`run(SAVE)`, `SAVE = on_save`). The name itself only, not one a function
+        returns: an update follows a name's new value to the calls that pass the name, no further."""
+        found = self._value_targets(text, rest, module, caller)
+        if found or rest or not _DOTTED.match(text) or self.lookup(text.partition(".")[0], module, caller)[1] == "bound":
+            return found
+        target, _ = self.resolve_expression(text, module, caller)
+        aliased = self._alias_of(target) if target and self.defs.get(target) in ("variable", "class_attribute") else None
+        return [(aliased, "alias")] if aliased is not None else []
 
     def _given_targets(self, text: str, module: str, caller: str) -> list[tuple[str, str]] | None:
         """What a dotted name bound in the caller may run, the arguments given to a parameter

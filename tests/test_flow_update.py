@@ -542,8 +542,9 @@ def test_a_decorator_that_may_return_a_library_object_still_makes_a_descriptor(t
 # __init__ a base gains (`Sub()` runs it); a __call__ (`c = C(); c()`); an argument given to the
 # function around a closure that passes it on (click's make_pass_decorator), when the callee's
 # own file changes; a function given to a parameter that is given on, to a builtin that calls it
-# (`filter(fn, xs)`, `sorted(xs, key=by)`: pytest's Traceback.filter) or to another function. The
-# edges each update must give, by the language's semantics.
+# (`filter(fn, xs)`, `sorted(xs, key=by)`: pytest's Traceback.filter) or to another function; a
+# module-level name given as an argument, whose function changes (`SAVE = on_load`). The edges
+# each update must give, by the language's semantics.
 ELSEWHERE = {
     "returned": ({
         "p/__init__.py": "",
@@ -596,6 +597,14 @@ ELSEWHERE = {
         "p/b.py": "from p.a import apply\nfrom p.h import k1, k2\n\n\ndef go():\n    apply(k1)\n",
     }, "p/b.py", "from p.a import apply\nfrom p.h import k1, k2\n\n\ndef go():\n    apply(k2)\n",
         {("p.r.call_it", "p.h.k2", "flow")}),
+    "alias_given": ({
+        "p/__init__.py": "",
+        "p/r.py": "def notify(cb, r):\n    return cb(r)\n",
+        "p/h.py": "def on_save(r):\n    return r\n\n\ndef on_load(r):\n    return r\n\n\nSAVE = on_save\n",
+        "p/b.py": "from p import h\nfrom p.h import SAVE\nfrom p.r import notify\n\n\ndef go():\n    notify(SAVE, 1)\n"
+                  "    notify(h.SAVE, 2)\n",
+    }, "p/h.py", "def on_save(r):\n    return r\n\n\ndef on_load(r):\n    return r\n\n\nSAVE = on_load\n",
+        {("p.r.notify", "p.h.on_load", "flow")}),
 }
 
 
