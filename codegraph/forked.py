@@ -68,8 +68,9 @@ class _Copy:
 def two_steps(parts: int, first: Callable[[int], Any], combine: Callable[[Sequence[Any]], Any],
               adopt: Callable[[Any], None], second: Callable[[int], Any]) -> tuple[list, list]:
     """Run first(k) for every part k, then adopt(combine(all first results)) in every process,
-    then second(k); parts 1.. in forked copies, part 0 in this process. Returns both lists of
-    results in part order. The results must not depend on which process computed them."""
+    then second(k); parts 1.. in forked copies, part 0 in this process (one part: no fork).
+    Returns both lists of results in part order. The results must not depend on which process
+    computed them."""
     copies: dict[int, _Copy] = {}
     killed = True
     try:

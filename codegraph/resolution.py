@@ -226,12 +226,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     work = _Answers(resolver, refs, calls, modules, flow_sites)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
     work.split(parts)
-    if parts > 1:
-        firsts, seconds = forked.two_steps(parts, work.first, work.combine, work.adopt, work.second)
-    else:
-        firsts = [work.first(0)]
-        work.adopt(work.combine(firsts))
-        seconds = [work.second(0)]
+    firsts, seconds = forked.two_steps(parts, work.first, work.combine, work.adopt, work.second)  # 1: no fork
     ref_values, call_answers = work.gather([f[0] for f in firsts], seconds)
     out["refs"], properties = _refs_table(resolver, refs, ref_values)
     out["calls"] = _calls_table(resolver, calls, call_answers)
@@ -406,10 +401,8 @@ def _sites(resolver: Resolver, rows: Sequence[int], texts: Sequence[str], module
            firsts: Sequence[tuple] | None) -> tuple[list[tuple], list[tuple]]:
     """call_sites' sites of some rows (firsts: their first answers, in the same order), each
     with its row: those of the first answers, and those of what the code assigns."""
-    if firsts is None:
-        firsts = [resolver.resolve_call(texts[i], modules[i], callers[i]) if arguments[i] and kinds[i] != "implicit"
-                  else (None, None) for i in rows]
-    given = [(i, first) for i, first in zip(rows, firsts) if arguments[i] and kinds[i] != "implicit"]
+    given = [(i, firsts[at] if firsts is not None else resolver.resolve_call(texts[i], modules[i], callers[i]))
+             for at, i in enumerate(rows) if arguments[i] and kinds[i] != "implicit"]
     sites = [(i, (*first, kinds[i], arguments[i], modules[i], callers[i])) for i, first in given]
     more = [(i, (target, how, kinds[i], arguments[i], modules[i], callers[i])) for i, first in given
             if first[1] in _MAY_HOLD_SEVERAL
