@@ -605,6 +605,13 @@ ELSEWHERE = {
                   "    notify(h.SAVE, 2)\n",
     }, "p/h.py", "def on_save(r):\n    return r\n\n\ndef on_load(r):\n    return r\n\n\nSAVE = on_load\n",
         {("p.r.notify", "p.h.on_load", "flow")}),
+    # A class added beside another: `type(self)()` in their base's method may make either
+    "subclass_made_by_type_of_self": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def clone(self):\n        return type(self)()\n",
+        "p/s.py": "from p.a import A\n\n\nclass T(A):\n    pass\n",
+    }, "p/s.py", "from p.a import A\n\n\nclass T(A):\n    pass\n\n\nclass S(A):\n    pass\n",
+        {("p.a.A.clone", "p.s.T", "override"), ("p.a.A.clone", "p.s.S", "override")}),
 }
 
 
@@ -644,3 +651,19 @@ def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(fl
         assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
         assert (updated.reresolved == 0) == (n < 2), (n, updated.reresolved)
     assert ("app.hooks.apply", "app.handlers.whisper", "flow") in _edges(updated.db_path)
+
+
+def test_a_function_added_beside_a_subclass_re_resolves_no_ancestor(flow_repo, tmp_path):
+    """sub.py's Fast derives from base.py's Base: a module-level function appended to sub.py changes
+    no class, so Base's `self.step()` needs no new answer; a method appended to Fast re-resolves
+    base.py (its `self.f()` calls may now run an override)."""
+    index_repository(flow_repo, jobs=1, libraries=False, embed=False)
+    sub = flow_repo / "app/sub.py"
+    for n, (edit, others) in enumerate(((lambda s: s + "\n\ndef helper(x):\n    return x + 1\n", 0),
+                                        (lambda s: s.replace("        return 1\n", "        return 1\n\n"
+                                                             "    def run(self):\n        return 2\n"), 1))):
+        sub.write_text(edit(sub.read_text()))
+        updated = index_repository(flow_repo, jobs=1, libraries=False, embed=False)
+        rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False, embed=False)
+        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
+        assert (updated.reresolved > 0) == bool(others), (n, updated.reresolved)
