@@ -113,6 +113,13 @@ DEFINITIONS_SQL = """
         FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
 
 
+def stored_definitions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """definition_rows' tuples of what a database holds (DEFINITIONS_SQL): through Arrow, equal
+    strings shared, twice as fast as fetchall on the stdlib's 96,000 definitions."""
+    table = con.execute(DEFINITIONS_SQL).to_arrow_table()
+    return list(zip(*(_values(table.column(i)) for i in range(table.num_columns))))
+
+
 def scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
     """Resolver.learn_scopes' arguments from bindings and parameters tables."""
     return (zip(*column_lists(tables["bindings"], BINDING_KEY)), zip(*column_lists(tables["parameters"], PARAMETER_KEY)))

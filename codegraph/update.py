@@ -23,9 +23,9 @@ from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
 from .indexer import (IndexReport, Progress, _concat, _external_imports, _extract_chunks, _skip_row, _summarise,
                       _term_stats, _write_embeddings)
-from .resolution import (BINDING_KEY, DEFINITIONS_SQL, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
+from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
                          SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
-                         evidence_sql, returns_of, scope_keys, write_resolved)
+                         evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
 from .library import Finder
 from .flows import MAX_HOPS
 from .expressions import _LOCALS, PROTOCOL_CALLS
@@ -128,25 +128,44 @@ _FORWARDED_TO_SQL = f"""
     WHERE p.owner_qualname IN (SELECT v FROM _q) AND c.resolved_callee IS NOT NULL AND p.name NOT IN ('self', 'cls')
       AND list_contains({_GIVEN_NAMES}, p.name)
 """
-# Calls of files not resolved now into definitions of files that are, and into their callers
-# up to MAX_HOPS - 1 calls away (an argument is followed back through the callers' parameters,
-# and a nested caller's through the function around it): Resolver.learn_flows.
+# Calls of files not resolved now into definitions of files that are (_q: those and their callers,
+# see _flow_sites), with the arguments they pass: Resolver.learn_flows.
 _FLOW_SITES_SQL = f"""
-    WITH RECURSIVE here(qualname, hops) AS (
-        SELECT qualname, 0 FROM ({_callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")})
-        UNION SELECT x.qualname, x.hops FROM here h, LATERAL (
-            SELECT c.caller_qualname AS qualname, h.hops + 1 AS hops FROM calls c
-                WHERE c.resolved_callee = h.qualname AND h.hops < {MAX_HOPS - 1} AND len(c.arguments) > 0
-                  AND c.kind <> 'implicit'
-            -- a nested function passes on what it reads of the function around it (a closure)
-            UNION ALL SELECT regexp_extract(h.qualname, '^(.*)\\.<locals>\\.', 1), h.hops
-                WHERE contains(h.qualname, '.<locals>.')) x),
-    sites AS (SELECT DISTINCT c.* FROM calls c JOIN here h ON h.qualname = c.resolved_callee
-        WHERE c.file_id NOT IN (SELECT file_id FROM _resolving) AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
+    WITH sites AS (SELECT DISTINCT c.* FROM calls c
+        WHERE c.resolved_callee IN (SELECT v FROM _q) AND c.file_id NOT IN (SELECT file_id FROM _resolving)
+          AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
           AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL})
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """
+_RESOLVING_DEFINITIONS_SQL = _callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")
+_CALLERS_PASSING_SQL = """SELECT DISTINCT caller_qualname FROM calls WHERE resolved_callee IN (SELECT v FROM _q)
+                          AND len(arguments) > 0 AND kind <> 'implicit'"""
+
+
+def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """The calls of files not resolved now into definitions of files that are (_resolving), and
+    into their callers up to MAX_HOPS - 1 calls away: an argument is followed back through the
+    callers' parameters, and a nested caller's through the functions around it (a closure passes
+    on what it reads of them). A level at a time, each a hash join (a recursive CTE scanned every
+    column of calls: twice as slow)."""
+    def around(names: set[str]) -> set[str]:
+        out = set(names)
+        for name in names:
+            while _LOCALS in name:
+                name = name.rsplit(_LOCALS, 1)[0]
+                out.add(name)
+        return out
+
+    here = around({r[0] for r in con.execute(_RESOLVING_DEFINITIONS_SQL).fetchall()})
+    frontier = here
+    for _ in range(MAX_HOPS - 1):
+        _listed(con, "_q", sorted(frontier))
+        callers = around({r[0] for r in con.execute(_CALLERS_PASSING_SQL).fetchall()})
+        frontier = callers - here
+        here |= callers
+    _listed(con, "_q", sorted(here))
+    return con.execute(_FLOW_SITES_SQL).fetchall()
 
 
 _MADE = frozenset({"__init_subclass__", "__set_name__"})  # what type.__new__ runs of the project's
@@ -584,7 +603,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         db.insert_arrow(con, "terms", chunk.terms)
 
     # What the resolver needs from the rest of the repository.
-    defs = con.execute(DEFINITIONS_SQL).fetchall()
+    defs = stored_definitions(con)
     where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
     def fetch(name: str, clause: str = "") -> pa.Table:
@@ -645,7 +664,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     _listed(con, "_ids", sorted(fresh_ids), pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
-    sites = con.execute(_FLOW_SITES_SQL).fetchall()
+    sites = _flow_sites(con)
     callers = sorted({site[-1] for site in sites})
     if callers:
         _listed(con, "_ids", callers, pa.int64())
