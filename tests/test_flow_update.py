@@ -653,17 +653,20 @@ def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(fl
     assert ("app.hooks.apply", "app.handlers.whisper", "flow") in _edges(updated.db_path)
 
 
-def test_a_function_added_beside_a_subclass_re_resolves_no_ancestor(flow_repo, tmp_path):
+def test_what_an_edit_beside_a_subclass_re_resolves(flow_repo, tmp_path):
     """sub.py's Fast derives from base.py's Base: a module-level function appended to sub.py changes
-    no class, so Base's `self.step()` needs no new answer; a method appended to Fast re-resolves
-    base.py (its `self.f()` calls may now run an override)."""
+    no class, so Base's `self.step()` needs no new answer; a method appended to Fast, or a class
+    added beside it, re-resolves base.py (a `self.f()` there may run an override now, a
+    `type(self)()` make the new class), and no file because it has a class statement. (A method
+    re-resolves the other files calling a method of that name as well.)"""
     index_repository(flow_repo, jobs=1, libraries=False, embed=False)
     sub = flow_repo / "app/sub.py"
-    for n, (edit, others) in enumerate(((lambda s: s + "\n\ndef helper(x):\n    return x + 1\n", 0),
-                                        (lambda s: s.replace("        return 1\n", "        return 1\n\n"
-                                                             "    def run(self):\n        return 2\n"), 1))):
+    edits = ((lambda s: s + "\n\ndef helper(x):\n    return x + 1\n", 0),
+             (lambda s: s.replace("        return 1\n", "        return 1\n\n    def run(self):\n        return 2\n"), 4),
+             (lambda s: s + "\n\nclass Faster(Base):\n    pass\n", 1))
+    for n, (edit, others) in enumerate(edits):
         sub.write_text(edit(sub.read_text()))
         updated = index_repository(flow_repo, jobs=1, libraries=False, embed=False)
         rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False, embed=False)
         assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
-        assert (updated.reresolved > 0) == bool(others), (n, updated.reresolved)
+        assert updated.reresolved == others, (n, updated.reresolved)
