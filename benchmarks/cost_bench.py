@@ -3,7 +3,7 @@ peak memory) and one-file updates, each interpreter in turn, round after round, 
 
     python -m benchmarks.cost_bench --baseline-python /tmp/venv-base/bin/python \
         [--repo PATH] [--update-sdist click==8.1.7 --update-file src/click/core.py] \
-        [--rounds 2] [--updates 5] [--resolve-jobs 1] [--out benchmarks/results/cost.json]
+        [--rounds 2] [--updates 5] [--resolve-jobs 1] [--scale-edits] [--out benchmarks/results/cost.json]
 
 Without --repo the full index is of the running Python's standard library. The baseline is any
 interpreter with another codegraph installed (a commit's own venv: `pip install` of a checkout,
@@ -12,8 +12,11 @@ build has one, so both sides index the same files; peak memory is the largest re
 the build's processes (the parent, its parsing workers, a forked resolver), as `/usr/bin/time`'s
 %M reads it, and, on Linux, the largest sum of their proportional set sizes (what they hold
 together, shared pages counted once), sampled every 0.2 s.
-An update appends a function to one file of a copy of the sdist and re-indexes. The machines
-are noisy: compare the two sides of one run, not runs of different days.
+An update appends a function to one file of a copy of the sdist and re-indexes. With
+--scale-edits, a copy of the full index's repository (the stdlib) is indexed once per side and
+then edited as SCALE_EDITS say, an update after each: what an update costs where the graph is
+large and an edit may reach far. The machines are noisy: compare the two sides of one run, not
+runs of different days.
 """
 
 from __future__ import annotations
@@ -98,6 +101,42 @@ for i in range(count):
     assert report.mode == "update", report.mode
 print(json.dumps({"seconds": seconds}))
 """
+_SCALE = _PRELUDE + """
+repo, db, edits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+index_repository(repo, db, embed=False, **extra)
+out = {}
+for name, path, old, new in edits:
+    with open(os.path.join(repo, path), encoding="utf-8") as fh:
+        text = fh.read()
+    with open(os.path.join(repo, path), "w", encoding="utf-8") as fh:
+        fh.write(text + new if old is None else text.replace(old, new, 1))
+    started = time.perf_counter()
+    report = index_repository(repo, db, embed=False, **extra)
+    out[name] = time.perf_counter() - started
+    assert report.mode == "update", report.mode
+print(json.dumps(out))
+"""
+# Edits of CPython 3.11's standard library, in order, each (name, path, text replaced or None to
+# append, new text): how far each reaches differs. A function in a leaf module, or beside classes
+# deriving from others, changes no class; a class with a base is a new definition; a changed base
+# changes what every call on an instance of that class or its subclasses may run.
+SCALE_EDITS = (
+    ("function in a leaf module", "colorsys.py", None, "\n\ndef _cost_bench_added(x):\n    return x\n"),
+    ("function beside subclasses", "test/test_json/test_decode.py", None,
+     "\n\ndef _cost_bench_added(x):\n    return x\n"),
+    ("class with a base", "colorsys.py", None, "\n\nclass _CostBenchAdded(dict):\n    pass\n"),
+    ("changed base", "fractions.py", "class Fraction(numbers.Rational):", "class Fraction(numbers.Number):"),
+)
+
+
+def scale_edits(repo: Path) -> list[tuple]:
+    """The SCALE_EDITS this repository can take (its files hold what they replace)."""
+    out = []
+    for name, path, old, new in SCALE_EDITS:
+        file = repo / path
+        if file.is_file() and (old is None or old in file.read_text(encoding="utf-8")):
+            out.append((name, path, old, new))
+    return out
 
 
 def child_env() -> dict[str, str]:
@@ -121,8 +160,8 @@ def _copy(src: Path, dst: Path) -> Path:
 
 
 def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, rounds: int, updates: int,
-        resolve_jobs: int = 1) -> dict:
-    results: dict = {side: {"full": [], "updates": []} for side in sides}
+        resolve_jobs: int = 1, edits: list[tuple] = ()) -> dict:
+    results: dict = {side: {"full": [], "updates": [], "scale": []} for side in sides}
     with tempfile.TemporaryDirectory(prefix="codegraph-cost-") as tmp:
         scratch = Path(tmp)
         for _ in range(rounds):
@@ -136,6 +175,11 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
                     results[side]["updates"].append(_measure(
                         python, _UPDATES, [str(copy), str(scratch / f"{side}-update.duckdb"), edited, str(updates)],
                         scratch)["seconds"])
+                if edits:
+                    copy = _copy(repo, scratch / f"{side}-scale")
+                    results[side]["scale"].append(_measure(
+                        python, _SCALE, [str(copy), str(scratch / f"{side}-scale.duckdb"), json.dumps(edits)], scratch))
+                    shutil.rmtree(copy)
     for side in sides:
         full = results[side]["full"]
         results[side]["full_median_s"] = statistics.median(r["seconds"] for r in full)
@@ -143,6 +187,7 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
         totals = [r["peak_total_kib"] for r in full if r.get("peak_total_kib")]
         results[side]["peak_total_kib"] = [min(totals), max(totals)] if totals else None
         results[side]["update_medians_s"] = [statistics.median(u) for u in results[side]["updates"]]
+        results[side]["scale_s"] = {name: [r[name] for r in results[side]["scale"]] for name, *_ in edits}
     if len(sides) == 2:
         base, now = (results[s]["full_median_s"] for s in sides)
         results["ratio_full"] = now / base
@@ -160,6 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resolve-jobs", type=int, default=1,
                         help="index_repository's resolve_jobs for the current side's full index (the same "
                              "interpreter as --baseline-python compares one process with forked copies)")
+    parser.add_argument("--scale-edits", action="store_true",
+                        help="also time updates of a copy of --repo edited as SCALE_EDITS say (the stdlib's files)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cost.json")
     args = parser.parse_args(argv)
     if args.baseline_python and shutil.which(args.baseline_python) is None:
@@ -169,7 +216,11 @@ def main(argv: list[str] | None = None) -> None:
     sides["current"] = sys.executable
     with tempfile.TemporaryDirectory(prefix="codegraph-sdist-") as tmp:
         sdist = _extract(args.update_sdist, Path(tmp)) if args.update_sdist else None
-        results = run(sides, args.repo.resolve(), sdist, args.update_file, args.rounds, args.updates, args.resolve_jobs)
+        edits = scale_edits(args.repo.resolve()) if args.scale_edits else []
+        if args.scale_edits and not edits:
+            parser.error(f"--scale-edits: {args.repo} holds none of the files SCALE_EDITS edit (CPython 3.11's stdlib)")
+        results = run(sides, args.repo.resolve(), sdist, args.update_file, args.rounds, args.updates, args.resolve_jobs,
+                      edits)
     results = {"measured": time.strftime("%Y-%m-%d"), "repo": str(args.repo), "resolve_jobs": args.resolve_jobs,
                "update_sdist": args.update_sdist,
                "update_file": args.update_file, **results}
@@ -182,6 +233,8 @@ def main(argv: list[str] | None = None) -> None:
         total = f" (all processes: {r['peak_total_kib'][0]:,}-{r['peak_total_kib'][1]:,} KiB)" if r["peak_total_kib"] else ""
         print(f"{side:9} full: {fulls} s (median {r['full_median_s']:.1f}), "
               f"peak {r['peak_kib'][0]:,}-{r['peak_kib'][1]:,} KiB{total}; update medians: {medians} s")
+        for name, seconds in r["scale_s"].items():
+            print(f"{'':9} update at scale, {name}: {', '.join(f'{x:.2f}' for x in seconds)} s")
     if "ratio_full" in results:
         print(f"full index: {results['ratio_full']:.2f}x the baseline")
 

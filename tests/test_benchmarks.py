@@ -133,6 +133,24 @@ def test_cost_bench_times_a_full_index_and_updates_of_a_copy(mini_repo):
     assert not list(mini_repo.rglob("*.duckdb"))
 
 
+def test_cost_bench_times_each_edit_at_scale_as_an_update_of_a_copy(mini_repo):
+    import sys
+
+    from benchmarks.cost_bench import SCALE_EDITS, run, scale_edits
+
+    models = mini_repo / "src/shop/models.py"
+    before = models.read_text()
+    old = before.splitlines()[0]
+    edits = [("appended", "src/shop/models.py", None, "\n\ndef added(x):\n    return x\n"),
+             ("replaced", "src/shop/models.py", old, old + "  # edited")]
+    results = run({"current": sys.executable}, mini_repo, None, "", rounds=1, updates=0, edits=edits)
+    assert set(results["current"]["scale_s"]) == {"appended", "replaced"}
+    assert all(len(s) == 1 and s[0] > 0 for s in results["current"]["scale_s"].values())
+    assert models.read_text() == before and not list(mini_repo.rglob("*.duckdb"))
+    assert scale_edits(mini_repo) == []  # the stdlib's edits need the stdlib's files
+    assert {name for name, *_ in SCALE_EDITS} >= {"function in a leaf module", "changed base"}
+
+
 def test_update_replay_compares_each_update_with_a_rebuild_and_reports_differences(tmp_path, monkeypatch):
     from benchmarks import update_replay
 
