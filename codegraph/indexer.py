@@ -16,6 +16,7 @@ import gc
 import json
 import multiprocessing
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
@@ -203,31 +204,43 @@ def _give_back_memory() -> None:
         pass
 
 
-def _insert_releasing(con: duckdb.DuckDBPyConnection, pending: list[tuple[str, pa.Table]]) -> None:
-    """Insert (table name, rows) pairs, dropping each from the list once written: with the
-    caller's references gone, its memory is freed while the rest is still being written."""
-    while pending:
-        name, table = pending.pop(0)
-        db.insert_arrow(con, name, table)
-        del table
+class _Writer(threading.Thread):
+    """Inserts tables on a thread of its own, in the order they are put, each dropped once written:
+    DuckDB works without the GIL, so a build's inserts run on the other core while this one
+    resolves, and the resolved tables go in as they come (resolve_tables' emit)."""
 
-
-class _Background(threading.Thread):
-    def __init__(self, work: Callable[[], object]) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, tables: Iterable[tuple[str, pa.Table]]) -> None:
         super().__init__(daemon=True)
-        self.work, self.error = work, None
+        self.con, self.error, self.abandoned = con, None, False
+        self.pending: queue.SimpleQueue = queue.SimpleQueue()
+        for name, table in tables:
+            self.put(name, table)
         self.start()
 
-    def run(self) -> None:
-        try:
-            self.work()
-        except BaseException as exc:  # re-raised in the caller's thread by join()
-            self.error = exc
+    def put(self, name: str, table: pa.Table) -> None:
+        self.pending.put((name, table))
 
-    def join(self, timeout: float | None = None) -> None:
-        super().join(timeout)
+    def run(self) -> None:
+        while (item := self.pending.get()) is not None:
+            if self.error is None and not self.abandoned:
+                try:
+                    db.insert_arrow(self.con, *item)
+                except BaseException as exc:  # re-raised in the building thread by finish()
+                    self.error = exc
+            del item
+
+    def finish(self) -> None:
+        """Wait until everything put is written."""
+        self.pending.put(None)
+        self.join()
         if self.error is not None:
             raise self.error
+
+    def abandon(self) -> None:
+        """The build failed: write nothing more, and stop."""
+        self.abandoned = True
+        self.pending.put(None)
+        self.join()
 
 
 def _summarise(report: IndexReport, con: duckdb.DuckDBPyConnection) -> None:
@@ -468,7 +481,8 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                           *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED if n not in RESOLVED_TABLES),
                           ("terms", terms)]
             del terms
-            writer = _Background(functools.partial(_insert_releasing, side, unresolved))
+            writer = _Writer(side, unresolved)
+            del unresolved
             try:
                 resolver = build_resolver(
                     [*definition_rows(tables), *definition_rows(lib_tables)],
@@ -477,18 +491,21 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                     returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
                 tables = for_resolution(resolver, tables)
-                resolved = resolve_tables(resolver, tables, modules, jobs=resolve_jobs)
+                resolve_tables(resolver, tables, modules, jobs=resolve_jobs, emit=writer.put)
                 del tables
                 lib_tables = for_resolution(resolver, lib_tables)
-                lib_resolved = resolve_tables(resolver, lib_tables, modules, jobs=resolve_jobs)
+                resolve_tables(resolver, lib_tables, modules, jobs=resolve_jobs,
+                               emit=lambda name, table: writer.put(f"{LIBRARY_SCHEMA}.{name}", table))
                 del lib_tables
                 bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
                 del resolver  # what it learned is in the resolved tables now
                 _give_back_memory()
                 if embed:
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
-            finally:
-                writer.join()
+            except BaseException:
+                writer.abandon()
+                raise
+            writer.finish()
             if embed:
                 phase("embedding")
                 _write_embeddings(con, model, sparse)
@@ -496,8 +513,6 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                 del sparse
             report.timings["resolve"] = time.perf_counter() - t
             phase("writing")
-            _insert_releasing(con, [*resolved.items(), *((f"{LIBRARY_SCHEMA}.{n}", t) for n, t in lib_resolved.items())])
-            del resolved, lib_resolved
             set_class_bases(con, bases[0])
             set_class_bases(con, bases[1], f"{LIBRARY_SCHEMA}.classes")
             db.insert_rows(con, "files", file_rows)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -209,16 +209,23 @@ def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Tab
 FORK_AT = 20_000
 # What resolving a ref costs against a call, for splitting the work evenly (stdlib: 17 against 55 µs).
 _REF_WEIGHT = 0.3
+# Calls answered between two hand-overs to `emit` (resolve_tables).
+_SLICE = 32_768
+
+Emit = Callable[[str, pa.Table], None]
 
 
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
-                    flow_sites: Iterable[tuple] = (), jobs: int = 1) -> dict[str, pa.Table]:
+                    flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
     definitions gets a row for each (`alternative` true after the first); `C()` gets a row for the
     C.__init__ it runs. flow_sites: resolved calls of files not resolved here that pass
     arguments to functions that are (Resolver.learn_flows). With jobs > 1 and enough calls,
     forked copies of this process answer parts of the refs and calls (forked.two_steps); the
-    answers are the same."""
+    answers are the same. With emit, each resolved table goes to emit(name, table) as soon as it
+    is whole, the refs before the calls are answered and the calls a slice at a time, in the
+    order of the table one piece would have (a writer on another thread inserts them while the
+    rest is resolved); the returned dict holds the tables not emitted."""
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
             table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
@@ -230,23 +237,40 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
-    work = _Answers(resolver, refs, calls, modules, flow_sites)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
+    work = _Answers(resolver, refs, calls, modules, flow_sites, emit if parts == 1 else None)
+    if emit is not None:
+        emit("imports", out.pop("imports"))
     work.split(parts)
     firsts, seconds = forked.two_steps(parts, work.first, work.combine, work.adopt, work.second)  # 1: no fork
-    ref_values, call_answers = work.gather([f[0] for f in firsts], seconds)
-    out["refs"], properties = _refs_table(resolver, refs, ref_values)
-    out["calls"] = _calls_table(resolver, calls, call_answers)
-    if properties is not None:
-        out["calls"] = pa.concat_tables([out["calls"], properties.select(out["calls"].column_names)
-                                         .cast(out["calls"].schema)])
+    if work.emit is None:
+        ref_values, call_answers = work.gather([f[0] for f in firsts], seconds)
+        out["refs"], properties = _refs_table(resolver, refs, ref_values)
+        answered, inits = _calls_tables(resolver, calls, call_answers)
+        out["calls"] = pa.concat_tables([t for t in (answered, inits, _as_calls(properties, answered)) if t is not None])
+    else:  # the calls' answers and the refs went by emit; what a call makes, then what a property read runs
+        for table in (*work.inits, _as_calls(work.properties, work.inits[0] if work.inits else None)):
+            if table is not None:
+                emit("calls", table)
+    if emit is not None and parts > 1:
+        for name in ("refs", "calls"):
+            emit(name, out.pop(name))
     inheritance = tables["inheritance"]
     values = []
     for qualname, position in zip(*column_lists(inheritance, ("class_qualname", "position"))):
         resolved = resolver.resolved_bases(qualname)
         values.append(resolved[position] if position < len(resolved) else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
+    if emit is not None:
+        emit("inheritance", out.pop("inheritance"))
     return out
+
+
+def _as_calls(properties: pa.Table | None, calls: pa.Table | None) -> pa.Table | None:
+    """The calls rows of property reads, as the calls table has its columns."""
+    if properties is None or calls is None:
+        return properties
+    return properties.select(calls.column_names).cast(calls.schema)
 
 
 class _Answers:
@@ -256,9 +280,13 @@ class _Answers:
     columns live only while their answers are sought, as the calls' are not yet needed."""
 
     def __init__(self, resolver: Resolver, refs: pa.Table, calls: pa.Table, modules: dict[int, str],
-                 flow_sites: Iterable[tuple]) -> None:
+                 flow_sites: Iterable[tuple], emit: Emit | None = None) -> None:
         self.resolver = resolver
         self.refs = refs
+        self.calls = calls
+        self.emit = emit  # one part only: the refs once answered, the calls a slice at a time
+        self.inits: list[pa.Table] = []  # with emit: the init rows of each slice, handed over after every answer
+        self.properties: pa.Table | None = None  # with emit: the calls rows of property reads
         self.texts, self.call_files, self.callers, self.kinds, self.arguments = column_lists(
             calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
         self.modules = modules
@@ -305,6 +333,10 @@ class _Answers:
     def combine(self, firsts: Sequence[list]) -> list[tuple]:
         """Every part's sites in row order, as one process lists them (and let go of)."""
         self.firsts = {k: part[1] for k, part in enumerate(firsts)}
+        if self.emit is not None:
+            table, self.properties = _refs_table(self.resolver, self.refs, firsts[0][0])
+            self.emit("refs", table)
+            firsts[0][0] = None
         given = sorted((site for part in firsts for site in part[2]), key=lambda tagged: tagged[0])
         more = sorted((site for part in firsts for site in part[3]), key=lambda tagged: tagged[0])
         for part in firsts:
@@ -314,10 +346,24 @@ class _Answers:
     def adopt(self, sites: list[tuple]) -> None:
         self.resolver.learn_flows(sites)
 
-    def second(self, k: int) -> list[list[tuple]]:
+    def second(self, k: int) -> list[list[tuple]] | None:
+        """Every answer of the calls of part k; with emit, handed over a slice at a time (None)."""
+        rows, firsts = self.call_parts[k], self.firsts[k]
+        if self.emit is None:
+            return self._answers(rows, firsts)
+        for start in range(0, len(rows), _SLICE):
+            stop = min(start + _SLICE, len(rows))
+            answered, inits = _calls_tables(self.resolver, self.calls.slice(start, stop - start),
+                                            self._answers(rows[start:stop], firsts[start:stop]))
+            self.emit("calls", answered)
+            if inits is not None:
+                self.inits.append(inits)
+        return None
+
+    def _answers(self, rows: Sequence[int], firsts: Sequence[tuple]) -> list[list[tuple]]:
         resolver = self.resolver
         out = []
-        for i, first in zip(self.call_parts[k], self.firsts[k]):
+        for i, first in zip(rows, firsts):
             if self.kinds[i] == "implicit":  # counts where it ends in the repository's own code (`with open()` is not news)
                 out.append(resolver.resolve_implicit(self.texts[i], self.where[i], self.callers[i]) or [(None, None)])
             else:
@@ -421,7 +467,11 @@ def _sites(resolver: Resolver, rows: Sequence[int], texts: Sequence[str], module
 SITE_ROWS_SQL = f"(NOT alternative OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))"
 
 
-def _calls_table(resolver: Resolver, calls: pa.Table, answers_of: list[list[tuple]]) -> pa.Table:
+def _calls_tables(resolver: Resolver, calls: pa.Table, answers_of: list[list[tuple]]
+                  ) -> tuple[pa.Table, pa.Table | None]:
+    """The rows of calls with their answers, a row for each, and apart the init rows of the calls
+    that make an instance (slices of calls, each giving both, keep the order of one table: every
+    answer, then every init)."""
     texts = column_lists(calls, ("callee_text",))[0]
     rows: list[int] = []
     values: list[tuple[str | None, str | None]] = []
@@ -440,15 +490,17 @@ def _calls_table(resolver: Resolver, calls: pa.Table, answers_of: list[list[tupl
                 and (rows[k], init) not in seen:
             seen.add((rows[k], init))
             inits.append((k, init))
-    table = calls.take(rows) if len(rows) != calls.num_rows else calls
-    if inits:
-        extra = calls.take([rows[k] for k, _ in inits])
-        for name, column in (("callee_text", [f"{texts[rows[k]]}.__init__" for k, _ in inits]),
-                             ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
-            extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
-        table = pa.concat_tables([table, extra])
-        alternative += [alternative[k] for k, _ in inits]
-        values += [(init, "implicit") for _, init in inits]
+    answered = _with_answers(calls.take(rows) if len(rows) != calls.num_rows else calls, alternative, values)
+    if not inits:
+        return answered, None
+    extra = calls.take([rows[k] for k, _ in inits])
+    for name, column in (("callee_text", [f"{texts[rows[k]]}.__init__" for k, _ in inits]),
+                         ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
+        extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
+    return answered, _with_answers(extra, [alternative[k] for k, _ in inits], [(init, "implicit") for _, init in inits])
+
+
+def _with_answers(table: pa.Table, alternative: list[bool], values: list[tuple]) -> pa.Table:
     table = table.append_column("alternative", pa.array(alternative, pa.bool_()))
     table = table.append_column("resolved_callee", pa.array([v[0] for v in values], pa.string()))
     return table.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
