@@ -118,13 +118,20 @@ print(json.dumps(out))
 """
 # Edits of CPython 3.11's standard library, in order, each (name, path, text replaced or None to
 # append, new text): how far each reaches differs. A function in a leaf module, or beside classes
-# deriving from others, changes no class; a class with a base is a new definition; a changed base
-# changes what every call on an instance of that class or its subclasses may run.
+# deriving from others, changes no class; a class with a base is a new definition; a return
+# statement and a signature change what a function says it returns (its callers', and their
+# callers', values may change); a changed base changes what every call on an instance of that
+# class or its subclasses may run.
 SCALE_EDITS = (
     ("function in a leaf module", "colorsys.py", None, "\n\ndef _cost_bench_added(x):\n    return x\n"),
     ("function beside subclasses", "test/test_json/test_decode.py", None,
      "\n\ndef _cost_bench_added(x):\n    return x\n"),
     ("class with a base", "colorsys.py", None, "\n\nclass _CostBenchAdded(dict):\n    pass\n"),
+    ("return of a base class's method", "unittest/case.py",
+     '        return doc.strip().split("\\n")[0].strip() if doc else None',
+     '        return doc.strip().split("\\n")[0] if doc else None'),
+    ("signature", "shutil.py", "def copyfile(src, dst, *, follow_symlinks=True):",
+     "def copyfile(src, dst, *, follow_symlinks=True, length=0):"),
     ("changed base", "fractions.py", "class Fraction(numbers.Rational):", "class Fraction(numbers.Number):"),
 )
 

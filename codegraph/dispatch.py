@@ -9,7 +9,7 @@ import re
 from collections import defaultdict
 
 from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS,
-                          IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of)
+                          IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of, _function_scopes)
 from .schema import PROJECT_RESOLUTIONS
 
 
@@ -204,6 +204,9 @@ class Dispatch:
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""
         if self._children is None:
+            # the functions around classes made inside functions, at once (an update loads them as needed)
+            self._need_scopes({function for sub in self.base_texts if _LOCALS in sub
+                               for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
             self._children = defaultdict(list)
             for sub in self.base_texts:
                 if sub not in self.libraries:

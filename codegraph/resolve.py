@@ -320,7 +320,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
 
     def _need_scopes(self, scopes: Iterable[str]) -> None:
         """Make sure the local names of these functions are known (an update resolves some files
-        only, and asks `scope_loader` for the others' names when a return statement needs them)."""
+        only, and asks `scope_loader` for the others' names when it reads them: a return
+        statement, a name looked up there)."""
         if self.scope_loader is None:
             return
         missing = [scope for scope in scopes if scope not in self._scopes_known]
@@ -341,6 +342,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
 
     def _lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
         if scope != module:
+            if self.scope_loader is not None and self.defs.get(scope) != "class":
+                self._need_scopes(_function_scopes(scope))  # an update: a function of a file not resolved now
             for function_scope in _function_scopes(scope):
                 nested = f"{function_scope}{_LOCALS}{name}"
                 if nested in self.defs:

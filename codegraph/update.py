@@ -246,6 +246,73 @@ _VALUE_USERS_SQL = f"""
         OR resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT name FROM said)
     UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT q FROM said)
 """
+# Every name written in what a definition of the project says it holds or returns (its signature,
+# annotation, value, decorators, metaclass keyword; a function's return statements and the names
+# it binds, which they may return): who may read a definition through its evidence.
+_MENTIONS_SQL = """
+    CREATE OR REPLACE TEMP TABLE _mentions AS
+    SELECT DISTINCT qualname, file_id, unnest(regexp_extract_all(said, '[A-Za-z_][A-Za-z_0-9]*')) AS name FROM (
+        SELECT qualname, file_id, concat_ws(' ', signature, annotation, value, array_to_string(decorators, ' ')) AS said
+            FROM members
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, annotation, value, array_to_string(decorators, ' '))
+            FROM globals
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, array_to_string(decorators, ' ')) FROM nested_functions
+        UNION ALL SELECT qualname, file_id, metaclass FROM classes WHERE metaclass IS NOT NULL
+        UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', value, annotation) FROM bindings
+            WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
+"""
+# The definitions whose evidence writes a name by which their file may mean one of _q: its own
+# file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
+# make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
+# file importing with `*`. Not every name written is a stored call or reference (the receiver of
+# a call that resolves to nothing is not), so the names are matched as written.
+_MENTIONING_SQL = """
+    WITH d AS (
+        SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM (
+            SELECT qualname, file_id, module FROM members UNION ALL SELECT qualname, file_id, module FROM globals
+            UNION ALL SELECT qualname, file_id, module FROM nested_functions
+            UNION ALL SELECT qualname, file_id, module FROM classes) WHERE qualname IN (SELECT v FROM _q)),
+    seen AS (
+        SELECT file_id, name FROM d
+        UNION SELECT i.file_id, d.name FROM imports i JOIN d
+            ON i.imported_module = d.module OR i.resolved_module = d.module OR i.resolved_qualname = d.qualname
+        UNION SELECT i.file_id, i.bound_name FROM imports i JOIN d ON i.resolved_qualname = d.qualname
+        UNION SELECT c.file_id, split_part(c.callee_text, '.', -1) FROM calls c JOIN d ON c.resolved_callee = d.qualname
+        UNION SELECT r.file_id, split_part(r.text, '.', -1) FROM refs r JOIN d ON r.resolved_qualname = d.qualname
+        UNION SELECT i.file_id, d.name FROM imports i, d WHERE i.is_star)
+    SELECT DISTINCT m.qualname FROM _mentions m JOIN seen s ON m.file_id = s.file_id AND m.name = s.name
+"""
+# The attributes the constructors _q keep (`self.p = p`, `self.inner = ensure(p)`): their values are
+# read in the constructor's scope, its parameters' annotations included (Resolver.type_of).
+_KEPT_BY_SQL = """SELECT qualname FROM members WHERE kind = 'instance_attribute'
+                  AND class_qualname || '.__init__' IN (SELECT v FROM _q)"""
+# The files that use a definition of _quals, or define one (their own calls may read it).
+_READERS_SQL = """
+    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _quals)
+    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _quals)
+    UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT v FROM _quals)
+    UNION SELECT file_id FROM _mentions WHERE qualname IN (SELECT v FROM _quals)
+"""
+
+
+def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> list[int]:
+    """The files that may resolve differently when what the definitions `retyped` say (hold,
+    return, are decorated with) changed: those using them, those using a definition whose own
+    evidence reads one of them (`HANDLER = make()`, make's return changed: HANDLER's users too),
+    or an attribute a changed constructor keeps, and so on until no definition is added."""
+    con.execute(_MENTIONS_SQL)
+    quals: set[str] = set()
+    new = set(retyped)
+    while new:
+        quals |= new
+        _listed(con, "_q", sorted(new))
+        found = {r[0] for r in con.execute(_MENTIONING_SQL).fetchall()}
+        found |= {r[0] for r in con.execute(_KEPT_BY_SQL).fetchall()}
+        new = found - quals
+    _listed(con, "_quals", sorted(quals))
+    return [r[0] for r in con.execute(_READERS_SQL).fetchall()]
+
+
 # The files that import from or point into the modules of _changed; with $retyped (what a
 # definition there holds or returns changed), every call and ref resolved by a value.
 _USES_CHANGED_SQL = f"""
@@ -533,8 +600,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
     new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
     kept = {i[1] for i in old_interface if i[0] == "def"} & {i[1] for i in new_interface if i[0] == "def"}
-    retyped = any(old_says.get(q) != new_says.get(q) for q in old_says.keys() | new_says.keys()
-                  if q.partition(":")[0] in kept)
+    retyped_defs = {q.partition(":")[0] for q in old_says.keys() | new_says.keys()
+                    if q.partition(":")[0] in kept and old_says.get(q) != new_says.get(q)}
+    retyped = bool(retyped_defs)
     changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
     # A class that came or went takes its bases along: no other file names it but by a name that
     # came or went (resolved to it, or unresolved and now its), like any definition's.
@@ -542,22 +610,19 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     rebased = [item for item in changed if item[0] == "base" and item[1] not in new_or_gone]
     # Reads and writes of class attributes may run a descriptor's __get__/__set__ (Resolver.accessor),
     # len(x) x's __len__ (Resolver._protocol_targets): what x holds, those methods or the bases changed.
-    implicit = retyped or bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED
-                                               for item in changed)
+    implicit = bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED for item in changed)
     # A class statement runs its metaclass (its own keyword's or a base's), a base's __init_subclass__
     # and the __set_name__ of what its body holds: any of them changed?
     classes = {i[1] for i in old_interface | new_interface if i[0] == "def" and i[2] == "class"}
-    remade = retyped or bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _MADE
-                                             for item in changed) \
+    remade = bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _MADE for item in changed) \
         or any(old_says.get(q) != new_says.get(q) for q in classes - new_or_gone)
     def_like = all(item[0] == "def" or item[0] == "base" and item[1] in new_or_gone for item in changed)
     flags = {"implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
     came_and_went = {item[1] for item in changed if item[0] == "def"}
     names = sorted({q.rpartition(".")[2] for q in came_and_went})
     others: list[int] = []
-    if not changed and not retyped:
-        affected = []
-    elif not retyped and def_like:
+    affected: list[int] = []
+    if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
         removed = sorted({item[1] for item in old_interface - new_interface})
         added_names = sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface})
         _listed(con, "_removed", removed)
@@ -570,7 +635,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             _listed(con, "_ids", others, pa.int64())
             _listed(con, "_names", names)
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL).fetchall()]
-    else:
+    if def_like and retyped:
+        affected += _readers(con, retyped_defs)
+    if not def_like:  # imports or bases changed: a name of these files may mean another thing now
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
     made = sorted({item[1].rpartition(".")[0] for item in changed
                    if item[0] == "def" and item[1].rpartition(".")[2] in ("__init__", "__new__", "__call__")})

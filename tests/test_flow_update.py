@@ -605,6 +605,32 @@ ELSEWHERE = {
                   "    notify(h.SAVE, 2)\n",
     }, "p/h.py", "def on_save(r):\n    return r\n\n\ndef on_load(r):\n    return r\n\n\nSAVE = on_load\n",
         {("p.r.notify", "p.h.on_load", "flow")}),
+    # What a function returns changes, so does what a name holds that another file set to its
+    # result: a file naming neither the function nor the class calls the other class's method
+    "returned_through_a_name": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/m.py": "from p.a import A, B\n\n\ndef make():\n    return A()\n",
+        "p/h.py": "from p.m import make\n\nHANDLER = make()\n",
+        "p/u.py": "from p.h import HANDLER\n\n\ndef use():\n    HANDLER.f()\n",
+    }, "p/m.py", "from p.a import A, B\n\n\ndef make():\n    return B()\n", {("p.u.use", "p.a.B.f", "type")}),
+    # What a module-level name and an attribute a constructor sets hold changes
+    "value_retyped": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/h.py": "from p.a import A, B\n\nHANDLER = A()\n\n\nclass Holder:\n    def __init__(self):\n"
+                  "        self.x = A()\n",
+        "p/u.py": "from p.h import HANDLER, Holder\n\n\ndef use():\n    HANDLER.f()\n    Holder().x.f()\n",
+    }, "p/h.py", "from p.a import A, B\n\nHANDLER = B()\n\n\nclass Holder:\n    def __init__(self):\n"
+                 "        self.x = B()\n", {("p.u.use", "p.a.B.f", "type")}),
+    # What a constructor's parameter is annotated with changes, so does what the attribute it keeps holds
+    "kept_parameter_retyped": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/k.py": "from p.a import A, B\n\n\nclass K:\n    def __init__(self, p: A):\n        self.p = p\n",
+        "p/u.py": "from p.k import K\n\n\ndef use(k: K):\n    k.p.f()\n",
+    }, "p/k.py", "from p.a import A, B\n\n\nclass K:\n    def __init__(self, p: B):\n        self.p = p\n",
+        {("p.u.use", "p.a.B.f", "type")}),
     # A class added beside another: `type(self)()` in their base's method may make either
     "subclass_made_by_type_of_self": ({
         "p/__init__.py": "",

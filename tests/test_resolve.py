@@ -190,3 +190,26 @@ def test_the_mro_of_a_deep_chain_is_made_once_per_class_and_cycles_end():
     looped = _hierarchy({"A": ("B",), "B": ("A",), "S": ("S",)})
     assert looped.mro("m.A") == ["m.A", "m.B"]
     assert looped.mro("m.S") == ["m.S"]
+
+
+def test_a_name_looked_up_in_a_function_no_one_taught_it_asks_the_loader():
+    """An update learns the local names of the files it resolves; a class made inside a function
+    of another file (`def serve(handler=None): ...; class Handler(handler)`) is still read in that
+    function's names, which the resolver asks `scope_loader` for, once, when it first looks one
+    up there. Before, the name fell through to the module: the base resolved to nothing, and that
+    answer was kept after the function's names came."""
+    defs = {"m": "module", "m.Base": "class", "m.serve": "function", "m.serve.<locals>.Handler": "class"}
+    bases = [("m.serve.<locals>.Handler", "m", 0, "handler")]
+    resolver = Resolver(defs, [], bases)
+    asked = []
+
+    def loader(scopes):
+        asked.append(sorted(scopes))
+        bindings = [("m.serve", "handler", "assignment", "Base", None)] if "m.serve" in scopes else []
+        parameters = [("m.serve", 0, "handler", None, "positional", "None")] if "m.serve" in scopes else []
+        return bindings, parameters
+
+    resolver.scope_loader = loader
+    assert resolver.subclasses("m.Base") == ["m.serve.<locals>.Handler"]
+    assert resolver.resolved_bases("m.serve.<locals>.Handler") == [("m.Base", "alias")]
+    assert asked == [["m.serve"]]
