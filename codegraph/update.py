@@ -261,17 +261,28 @@ _MENTIONS_SQL = """
         UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', value, annotation) FROM bindings
             WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
 """
-# The definitions whose evidence writes a name by which their file may mean one of _q: its own
-# file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
-# make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
-# file importing with `*`. Not every name written is a stored call or reference (the receiver of
-# a call that resolves to nothing is not), so the names are matched as written.
-_MENTIONING_SQL = """
-    WITH d AS (
+# The modules of the definitions _q, and those that star-import one of them, at any depth: a file
+# star-importing one of these may mean a definition of _q by its bare name.
+_EXPORTED = """
+    d AS (
         SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM (
             SELECT qualname, file_id, module FROM members UNION ALL SELECT qualname, file_id, module FROM globals
             UNION ALL SELECT qualname, file_id, module FROM nested_functions
-            UNION ALL SELECT qualname, file_id, module FROM classes) WHERE qualname IN (SELECT v FROM _q)),
+            UNION ALL SELECT qualname, file_id, module FROM classes) WHERE qualname IN (SELECT v FROM {q})),
+    exporting(module) AS (
+        SELECT DISTINCT module FROM d
+        UNION SELECT i.module FROM imports i JOIN exporting e
+            ON i.is_star AND (i.resolved_module = e.module OR i.imported_module = e.module)),
+    starred AS (
+        SELECT DISTINCT i.file_id FROM imports i JOIN exporting e
+            ON i.is_star AND (i.resolved_module = e.module OR i.imported_module = e.module))"""
+# The definitions whose evidence writes a name by which their file may mean one of _q: its own
+# file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
+# make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
+# file star-importing it. Not every name written is a stored call or reference (the receiver of
+# a call that resolves to nothing is not), so the names are matched as written.
+_MENTIONING_SQL = f"""
+    WITH RECURSIVE {_EXPORTED.format(q="_q")},
     seen AS (
         SELECT file_id, name FROM d
         UNION SELECT i.file_id, d.name FROM imports i JOIN d
@@ -279,19 +290,22 @@ _MENTIONING_SQL = """
         UNION SELECT i.file_id, i.bound_name FROM imports i JOIN d ON i.resolved_qualname = d.qualname
         UNION SELECT c.file_id, split_part(c.callee_text, '.', -1) FROM calls c JOIN d ON c.resolved_callee = d.qualname
         UNION SELECT r.file_id, split_part(r.text, '.', -1) FROM refs r JOIN d ON r.resolved_qualname = d.qualname
-        UNION SELECT i.file_id, d.name FROM imports i, d WHERE i.is_star)
+        UNION SELECT s.file_id, d.name FROM starred s, d)
     SELECT DISTINCT m.qualname FROM _mentions m JOIN seen s ON m.file_id = s.file_id AND m.name = s.name
 """
 # The attributes the constructors _q keep (`self.p = p`, `self.inner = ensure(p)`): their values are
 # read in the constructor's scope, its parameters' annotations included (Resolver.type_of).
 _KEPT_BY_SQL = """SELECT qualname FROM members WHERE kind = 'instance_attribute'
                   AND class_qualname || '.__init__' IN (SELECT v FROM _q)"""
-# The files that use a definition of _quals, or define one (their own calls may read it).
-_READERS_SQL = """
+# The files that use a definition of _quals, define one (their own calls may read it), or
+# star-import one (`HANDLER.f()`: the receiver of a call is no stored reference).
+_READERS_SQL = f"""
+    WITH RECURSIVE {_EXPORTED.format(q="_quals")}
     SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM _mentions WHERE qualname IN (SELECT v FROM _quals)
+    UNION SELECT file_id FROM starred
 """
 
 

@@ -623,6 +623,13 @@ ELSEWHERE = {
         "p/u.py": "from p.h import HANDLER, Holder\n\n\ndef use():\n    HANDLER.f()\n    Holder().x.f()\n",
     }, "p/h.py", "from p.a import A, B\n\nHANDLER = B()\n\n\nclass Holder:\n    def __init__(self):\n"
                  "        self.x = B()\n", {("p.u.use", "p.a.B.f", "type")}),
+    # The same, read in a file that star-imports the name (no stored row names it there)
+    "value_retyped_star_imported": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/h.py": "from p.a import A, B\n\nHANDLER = A()\n",
+        "p/u.py": "from p.h import *\n\n\ndef use():\n    HANDLER.f()\n",
+    }, "p/h.py", "from p.a import A, B\n\nHANDLER = B()\n", {("p.u.use", "p.a.B.f", "type")}),
     # What a constructor's parameter is annotated with changes, so does what the attribute it keeps holds
     "kept_parameter_retyped": ({
         "p/__init__.py": "",
