@@ -248,17 +248,19 @@ _VALUE_USERS_SQL = f"""
 """
 # Every name written in what a definition of the project says it holds or returns (its signature,
 # annotation, value, decorators, metaclass keyword; a function's return statements and the names
-# it binds, which they may return): who may read a definition through its evidence.
-_MENTIONS_SQL = """
+# it binds, which they may return): who may read a definition through its evidence. Strings in
+# values and decorators say nothing the resolver reads (`__all__ = ["copyfile", ...]` would name
+# everything); in signatures and annotations they may be forward references, and stay.
+_UNQUOTED = r"""regexp_replace({}, '[rRbBuUfF]*("([^"\\]|\\.)*"|''([^''\\]|\\.)*'')', '', 'g')"""
+_VALUE, _DECORATORS = _UNQUOTED.format("value"), _UNQUOTED.format("array_to_string(decorators, ' ')")
+_MENTIONS_SQL = f"""
     CREATE OR REPLACE TEMP TABLE _mentions AS
     SELECT DISTINCT qualname, file_id, unnest(regexp_extract_all(said, '[A-Za-z_][A-Za-z_0-9]*')) AS name FROM (
-        SELECT qualname, file_id, concat_ws(' ', signature, annotation, value, array_to_string(decorators, ' ')) AS said
-            FROM members
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, annotation, value, array_to_string(decorators, ' '))
-            FROM globals
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, array_to_string(decorators, ' ')) FROM nested_functions
+        SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) AS said FROM members
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) FROM globals
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, {_DECORATORS}) FROM nested_functions
         UNION ALL SELECT qualname, file_id, metaclass FROM classes WHERE metaclass IS NOT NULL
-        UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', value, annotation) FROM bindings
+        UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', {_VALUE}, annotation) FROM bindings
             WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
 """
 # The modules of the definitions _q, and those that star-import one of them, at any depth: a file
