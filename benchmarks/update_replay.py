@@ -1,6 +1,6 @@
 """Replay upstream releases as edits: does an update still equal a full rebuild?
 
-    python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] \
+    python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] [--stdlib-edits] \
         [--out benchmarks/results/update_replay.json]
 
 Each pair is two releases of one project (pinned sdists from PyPI, or two folders). A copy of the
@@ -8,6 +8,8 @@ older one is indexed; then its .py files are replaced, added or removed one at a
 order, as the newer release has them, and after each the database is updated. Every `--every`
 steps the updated graph is compared with a full rebuild of the same tree, table by table, every
 row. The edits are the project's own, written by nobody here; the rebuild is the oracle.
+With --stdlib-edits, the running Python's standard library is replayed into a copy of itself
+edited as cost_bench.SCALE_EDITS says: updates of a large graph whose edits reach far.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import filecmp
 import json
 import shutil
 import statistics
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 import duckdb
 
+from benchmarks.cost_bench import scale_edits
 from benchmarks.repair_bench import _extract
 from codegraph.indexer import index_repository
 from codegraph.schema import BY_NAME, EXTRACTED
@@ -90,6 +94,20 @@ def replay(old: Path, new: Path, work: Path, every: int = 1) -> dict:
             "update_max_s": round(max(seconds), 3) if seconds else None}
 
 
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "site-packages", ".codegraph"))
+    return dst
+
+
+def stdlib_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
+    """A copy of the standard library, and another with cost_bench's SCALE_EDITS made."""
+    old, new = _copy(stdlib, scratch / "old"), _copy(stdlib, scratch / "new")
+    for _name, path, before, after in scale_edits(new):
+        text = (new / path).read_text(encoding="utf-8")
+        (new / path).write_text(text + after if before is None else text.replace(before, after, 1), encoding="utf-8")
+    return old, new
+
+
 def _tree(spec: str, scratch: Path) -> Path:
     """A folder as it is, or a pinned sdist from PyPI, extracted."""
     if Path(spec).is_dir():
@@ -104,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="two releases (name==version, or folders); default: " +
                              ", ".join(" -> ".join(p) for p in DEFAULT_PAIRS))
     parser.add_argument("--every", type=int, default=1, help="compare with a rebuild every N updates")
+    parser.add_argument("--stdlib-edits", action="store_true",
+                        help="also replay this Python's standard library into a copy edited as cost_bench.SCALE_EDITS says")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
     args = parser.parse_args(argv)
     if args.every < 1:
@@ -112,9 +132,14 @@ def main(argv: list[str] | None = None) -> None:
         if not Path(spec).is_dir() and spec.count("==") != 1:
             parser.error(f"--pair {spec}: give a folder that exists or a pinned release, name==version")
     results = {"measured": time.strftime("%Y-%m-%d"), "pairs": []}
-    for old_spec, new_spec in args.pair or DEFAULT_PAIRS:
+    pairs = [*(args.pair or DEFAULT_PAIRS), *([("stdlib", "stdlib edited as cost_bench.SCALE_EDITS")]
+                                              if args.stdlib_edits else [])]
+    for old_spec, new_spec in pairs:
         with tempfile.TemporaryDirectory(prefix="codegraph-replay-") as tmp:
-            old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
+            if old_spec == "stdlib" and args.stdlib_edits:
+                old, new = stdlib_pair(Path(sysconfig.get_paths()["stdlib"]), Path(tmp) / "trees")
+            else:
+                old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
             result = {"old": old_spec, "new": new_spec, **replay(old, new, Path(tmp), args.every)}
         results["pairs"].append(result)
         print(f"{old_spec} -> {new_spec}: {result['files_changed']} files, {result['steps_compared']} compared, "

@@ -174,3 +174,17 @@ def test_update_replay_compares_each_update_with_a_rebuild_and_reports_differenc
     broken = update_replay.replay(old, new, tmp_path / "w2")
     assert {(d["step"], d["file"], d["table"]) for d in broken["differences"]} >= {(0, "p/d.py", "calls")}
     assert (old / "p/gone.py").exists() and not (old / "p/e.py").exists()  # the trees it reads stay as they were
+
+
+def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(tmp_path):
+    from benchmarks.update_replay import changed_files, stdlib_pair
+
+    fake = tmp_path / "lib"
+    (fake / "__pycache__").mkdir(parents=True)
+    (fake / "colorsys.py").write_text("def f():\n    return 1\n")
+    (fake / "__pycache__" / "colorsys.cpython-311.pyc").write_bytes(b"\0")
+    (fake / "fractions.py").write_text("class Other:\n    pass\n")  # no `class Fraction(numbers.Rational):` to edit
+    old, new = stdlib_pair(fake, tmp_path / "trees")
+    assert changed_files(old, new) == ["colorsys.py"]  # a function and a class appended; fractions.py left alone
+    assert "class _CostBenchAdded(dict)" in (new / "colorsys.py").read_text()
+    assert not (old / "__pycache__").exists() and (fake / "colorsys.py").read_text() == "def f():\n    return 1\n"
