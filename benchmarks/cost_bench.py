@@ -104,7 +104,7 @@ print(json.dumps({"seconds": seconds}))
 _SCALE = _PRELUDE + """
 repo, db, edits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 index_repository(repo, db, embed=False, **extra)
-out = {}
+seconds, reresolved = {}, {}
 for name, path, old, new in edits:
     with open(os.path.join(repo, path), encoding="utf-8") as fh:
         text = fh.read()
@@ -112,9 +112,10 @@ for name, path, old, new in edits:
         fh.write(text + new if old is None else text.replace(old, new, 1))
     started = time.perf_counter()
     report = index_repository(repo, db, embed=False, **extra)
-    out[name] = time.perf_counter() - started
+    seconds[name] = time.perf_counter() - started
+    reresolved[name] = getattr(report, "reresolved", None)  # files beyond the edited one; older builds lack it
     assert report.mode == "update", report.mode
-print(json.dumps(out))
+print(json.dumps({"seconds": seconds, "reresolved": reresolved}))
 """
 # Edits of CPython 3.11's standard library, in order, each (name, path, text replaced or None to
 # append, new text): how far each reaches differs. A function in a leaf module, or beside classes
@@ -194,7 +195,9 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
         totals = [r["peak_total_kib"] for r in full if r.get("peak_total_kib")]
         results[side]["peak_total_kib"] = [min(totals), max(totals)] if totals else None
         results[side]["update_medians_s"] = [statistics.median(u) for u in results[side]["updates"]]
-        results[side]["scale_s"] = {name: [r[name] for r in results[side]["scale"]] for name, *_ in edits}
+        results[side]["scale_s"] = {name: [r["seconds"][name] for r in results[side]["scale"]] for name, *_ in edits}
+        results[side]["scale_reresolved"] = {name: [r["reresolved"][name] for r in results[side]["scale"]]
+                                             for name, *_ in edits}
     if len(sides) == 2:
         base, now = (results[s]["full_median_s"] for s in sides)
         results["ratio_full"] = now / base
@@ -241,7 +244,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{side:9} full: {fulls} s (median {r['full_median_s']:.1f}), "
               f"peak {r['peak_kib'][0]:,}-{r['peak_kib'][1]:,} KiB{total}; update medians: {medians} s")
         for name, seconds in r["scale_s"].items():
-            print(f"{'':9} update at scale, {name}: {', '.join(f'{x:.2f}' for x in seconds)} s")
+            files = ", ".join(str(n) for n in r["scale_reresolved"][name])
+            print(f"{'':9} update at scale, {name}: {', '.join(f'{x:.2f}' for x in seconds)} s "
+                  f"(other files re-resolved: {files})")
     if "ratio_full" in results:
         print(f"full index: {results['ratio_full']:.2f}x the baseline")
 

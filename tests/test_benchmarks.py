@@ -146,6 +146,7 @@ def test_cost_bench_times_each_edit_at_scale_as_an_update_of_a_copy(mini_repo):
     results = run({"current": sys.executable}, mini_repo, None, "", rounds=1, updates=0, edits=edits)
     assert set(results["current"]["scale_s"]) == {"appended", "replaced"}
     assert all(len(s) == 1 and s[0] > 0 for s in results["current"]["scale_s"].values())
+    assert all(len(n) == 1 and isinstance(n[0], int) for n in results["current"]["scale_reresolved"].values())
     assert models.read_text() == before and not list(mini_repo.rglob("*.duckdb"))
     assert scale_edits(mini_repo) == []  # the stdlib's edits need the stdlib's files
     assert {name for name, *_ in SCALE_EDITS} >= {"function in a leaf module", "changed base"}
