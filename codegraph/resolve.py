@@ -328,7 +328,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
         if missing:
             self._scopes_known.update(missing)
             bindings, parameters = self.scope_loader(missing)
-            self.learn_scopes(bindings, parameters)
+            if bindings or parameters:  # learning clears what names were found to mean
+                self.learn_scopes(bindings, parameters)
 
     def lookup(self, name: str, module: str, scope: str) -> tuple[str | None, str | None]:
         """What a bare name means at `scope`: (dotted target, how). A name bound in an enclosing

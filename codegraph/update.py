@@ -357,6 +357,30 @@ _SCOPES_SQL = f"""
     FROM all_parameters WHERE owner_qualname IN (SELECT v FROM _s)
 """
 
+_SCOPES_HOLDING_SQL = "SELECT DISTINCT scope_qualname FROM all_bindings UNION SELECT owner_qualname FROM all_parameters"
+
+
+class ScopeLoader:
+    """The local names of functions of files an update does not resolve (Resolver.scope_loader),
+    read when the resolver first looks a name up there. Most functions it asks about have none (no
+    parameter, no assignment) or are no function: those cost no query."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.holding: set[str] | None = None  # the functions with any local name, read at the first question
+
+    def __call__(self, names: list[str]) -> tuple[list[tuple], list[tuple]]:
+        if self.holding is None:
+            self.holding = {r[0] for r in self.con.execute(_SCOPES_HOLDING_SQL).fetchall()}
+        names = [name for name in names if name in self.holding]
+        if not names:
+            return [], []
+        _listed(self.con, "_s", names)
+        rows = self.con.execute(_SCOPES_SQL).fetchall()
+        width = len(BINDING_KEY)
+        return [r[1:width + 1] for r in rows if r[0]], [r[width + 1:] for r in rows if not r[0]]
+
+
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
 # resolution.
 _FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
@@ -702,15 +726,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
     modules.update({r.file_id: r.module for r in file_rows})
 
-    def scopes_of(names: list[str]) -> tuple[Iterable, Iterable]:
-        """The local names of functions of files not resolved now (Resolver.scope_loader)."""
-        _listed(con, "_s", names)
-        rows = con.execute(_SCOPES_SQL).fetchall()
-        width = len(BINDING_KEY)
-        return ([r[1:width + 1] for r in rows if r[0]],
-                [r[width + 1:] for r in rows if not r[0]])
-
-    resolver.scope_loader = scopes_of
+    resolver.scope_loader = ScopeLoader(con)
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     fresh_ids = {r.file_id for r in file_rows}
