@@ -161,9 +161,10 @@ def _measure(python: str, script: str, args: list[str], cwd: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _copy(src: Path, dst: Path) -> Path:
+def copy_tree(src: Path, dst: Path, *ignored: str) -> Path:
+    """A fresh copy of src at dst, without bytecode, codegraph's own files and `ignored`."""
     shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".codegraph", *ignored))
     return dst
 
 
@@ -179,12 +180,12 @@ def run(sides: dict[str, str], repo: Path, sdist: Path | None, edited: str, roun
                 jobs = str(resolve_jobs if side == "current" else 1)
                 results[side]["full"].append(_measure(python, _FULL, [str(repo), str(db_path), jobs], scratch))
                 if sdist is not None:
-                    copy = _copy(sdist, scratch / f"{side}-update")
+                    copy = copy_tree(sdist, scratch / f"{side}-update")
                     results[side]["updates"].append(_measure(
                         python, _UPDATES, [str(copy), str(scratch / f"{side}-update.duckdb"), edited, str(updates)],
                         scratch)["seconds"])
                 if edits:
-                    copy = _copy(repo, scratch / f"{side}-scale")
+                    copy = copy_tree(repo, scratch / f"{side}-scale")
                     results[side]["scale"].append(_measure(
                         python, _SCALE, [str(copy), str(scratch / f"{side}-scale.duckdb"), json.dumps(edits)], scratch))
                     shutil.rmtree(copy)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmarks.cost_bench import scale_edits
+from benchmarks.cost_bench import copy_tree, scale_edits
 from benchmarks.repair_bench import _extract
 from codegraph.indexer import index_repository
 from codegraph.schema import BY_NAME, EXTRACTED
@@ -94,14 +94,9 @@ def replay(old: Path, new: Path, work: Path, every: int = 1) -> dict:
             "update_max_s": round(max(seconds), 3) if seconds else None}
 
 
-def _copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "site-packages", ".codegraph"))
-    return dst
-
-
 def stdlib_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
     """A copy of the standard library, and another with cost_bench's SCALE_EDITS made."""
-    old, new = _copy(stdlib, scratch / "old"), _copy(stdlib, scratch / "new")
+    old, new = (copy_tree(stdlib, scratch / side, "site-packages") for side in ("old", "new"))
     for _name, path, before, after in scale_edits(new):
         text = (new / path).read_text(encoding="utf-8")
         (new / path).write_text(text + after if before is None else text.replace(before, after, 1), encoding="utf-8")

@@ -263,14 +263,15 @@ _MENTIONS_SQL = f"""
         UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', {_VALUE}, annotation) FROM bindings
             WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
 """
-# The modules of the definitions _q, and those that star-import one of them, at any depth: a file
-# star-importing one of these may mean a definition of _q by its bare name.
-_EXPORTED = """
-    d AS (
-        SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM (
-            SELECT qualname, file_id, module FROM members UNION ALL SELECT qualname, file_id, module FROM globals
-            UNION ALL SELECT qualname, file_id, module FROM nested_functions
-            UNION ALL SELECT qualname, file_id, module FROM classes) WHERE qualname IN (SELECT v FROM {q})),
+
+
+def _exported(listed: str) -> str:
+    """CTEs: d, the definitions of the listed table (with their bare names); exporting, their
+    modules and those that star-import one of them, at any depth; starred, the files star-importing
+    one of those (a bare name there may mean a definition of d)."""
+    definitions = _callables_and_classes("qualname, file_id, module", f"qualname IN (SELECT v FROM {listed})")
+    return f"""
+    d AS (SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM ({definitions})),
     exporting(module) AS (
         SELECT DISTINCT module FROM d
         UNION SELECT i.module FROM imports i JOIN exporting e
@@ -278,13 +279,15 @@ _EXPORTED = """
     starred AS (
         SELECT DISTINCT i.file_id FROM imports i JOIN exporting e
             ON i.is_star AND (i.resolved_module = e.module OR i.imported_module = e.module))"""
+
+
 # The definitions whose evidence writes a name by which their file may mean one of _q: its own
 # file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
 # make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
 # file star-importing it. Not every name written is a stored call or reference (the receiver of
 # a call that resolves to nothing is not), so the names are matched as written.
 _MENTIONING_SQL = f"""
-    WITH RECURSIVE {_EXPORTED.format(q="_q")},
+    WITH RECURSIVE {_exported("_q")},
     seen AS (
         SELECT file_id, name FROM d
         UNION SELECT i.file_id, d.name FROM imports i JOIN d
@@ -302,7 +305,7 @@ _KEPT_BY_SQL = """SELECT qualname FROM members WHERE kind = 'instance_attribute'
 # The files that use a definition of _quals, define one (their own calls may read it), or
 # star-import one (`HANDLER.f()`: the receiver of a call is no stored reference).
 _READERS_SQL = f"""
-    WITH RECURSIVE {_EXPORTED.format(q="_quals")}
+    WITH RECURSIVE {_exported("_quals")}
     SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT v FROM _quals)
