@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from . import __version__, db
+from .environment import withhold_secrets
 from .errors import CodegraphError
 from .formatting import as_csv, as_json, as_table, index_summary
 
@@ -288,6 +289,7 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolat
             chat = None
     except ModelError as exc:
         raise click.UsageError(str(exc)) from None
+    withhold_secrets()  # before any helper process starts: none of them inherits a key (docs/refine.md)
     log = (lambda m: click.echo(m, err=True)) if not as_json_ else None
     try:
         result = run(task, chat, db_path=db_path, apply=apply, log=log)

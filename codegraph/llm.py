@@ -10,7 +10,6 @@ is abandoned when it passes (a server trickling bytes cannot hold a run).
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .environment import getenv
 from .errors import CodegraphError
 from .registry import Registry
 
@@ -199,8 +199,8 @@ class OpenAIEndpoint:
     def __init__(self, base_url: str | None, api_key: str | None, *, env_prefix: str = "CODEGRAPH",
                  timeout_s: float = DEFAULT_TIMEOUT_SECONDS, call_s: float = DEFAULT_CALL_SECONDS,
                  retries: int = DEFAULT_RETRIES) -> None:
-        self.base_url = base_url or os.environ.get(f"{env_prefix}_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        self._api_key = api_key or os.environ.get("CODEGRAPH_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self.base_url = base_url or getenv(f"{env_prefix}_BASE_URL") or getenv("OPENAI_BASE_URL")
+        self._api_key = api_key or getenv("CODEGRAPH_API_KEY") or getenv("OPENAI_API_KEY")
         self.timeout_s, self.call_s, self.retries = timeout_s, call_s, retries
         self.url = self.base_url or "https://api.openai.com/v1"
         self._client = openai_client(self.base_url, self._api_key, timeout_s=timeout_s, retries=retries)
@@ -231,7 +231,7 @@ class OpenAIChat(ChatModel):
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_SECONDS, retries: int = DEFAULT_RETRIES,
                  temperature: float = 0.0, call_s: float = DEFAULT_CALL_SECONDS) -> None:
-        self.model = model or os.environ.get("CODEGRAPH_MODEL")
+        self.model = model or getenv("CODEGRAPH_MODEL")
         if not self.model:
             raise ModelError("no model name: pass --model or set CODEGRAPH_MODEL", retryable=False)
         self.name = self.model

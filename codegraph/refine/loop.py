@@ -13,9 +13,7 @@ import contextlib
 import difflib
 import os
 import re
-import shutil
 import signal
-import stat
 import sys
 import tempfile
 import threading
@@ -36,11 +34,10 @@ from ..retrieval.engine import Retriever, query_terms
 from ..retrieval.lint import LintError, Linter, keep_lines
 from .code import _find, _import_insert_line, code_from_answer, splice
 from .offline import OfflineRepairer
-from .sandbox import choose_level, run_fenced, test_environment
-from .task import Task, confine_target, confine_tests
+from .sandbox import choose_level, run_fenced, fence_environment
+from .scratch import TamperedError, copy_repository, remove_tree, run_copy, write_inside
+from .task import Task, confine_env, confine_target, confine_tests
 
-_COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".codegraph", "__pycache__", ".venv", "venv", "node_modules",
-                                      ".tox", ".mypy_cache", ".pytest_cache", "*.pyc")
 MAX_ANSWER_BYTES = 200_000
 LINT_SECONDS = 60.0
 # What each mode uses: (context for the description, lint feedback, SQL retrieval per error,
@@ -68,6 +65,8 @@ class TestRun:
     seconds: float
     output: str
     isolation: str = "rlimits"
+    peak_memory_mb: float = 0.0  # the whole process tree's, as the launcher measured it
+    stopped_by: str | None = None  # "memory" or "disk" when a limit ended the run
 
 
 @dataclass
@@ -118,44 +117,6 @@ class _OutOfTime(Exception):
     pass
 
 
-def copy_repository(source: Path, target: Path) -> list[str]:
-    """Copy the repository for the loop to edit. Symlinks never lead out of the copy: a file
-    symlink that resolves inside the repository becomes a copy of its target, a directory symlink
-    inside it a link within the copy, and anything resolving outside is left out (and reported)."""
-    source = source.resolve()
-    shutil.copytree(source, target, ignore=_COPY_IGNORE, symlinks=True)
-    notes = []
-    for folder, dirnames, filenames in os.walk(target):
-        for name in [*dirnames, *filenames]:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                continue
-            original = source / path.relative_to(target)
-            real = Path(os.path.realpath(original))
-            path.unlink()
-            if not real.is_relative_to(source) or not real.exists():
-                notes.append(f"left out {original.relative_to(source)}: a symlink to {real}, outside the repository")
-            elif real.is_dir():
-                os.symlink(os.path.relpath(target / real.relative_to(source), path.parent), path)
-            else:
-                shutil.copyfile(real, path)
-    return notes
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Replace the file's directory entry (never following a symlink put there meanwhile)."""
-    mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class Refiner:
     """One run of the loop over one task; a context manager that always removes its scratch copy."""
 
@@ -164,6 +125,7 @@ class Refiner:
         self.task = task
         task.target_file = confine_target(task.repo, task.target_file)
         task.tests = confine_tests(task.repo, task.tests)
+        confine_env(task.repo, task.env, task.pass_env)
         self.model = model or OfflineRepairer()
         self.switches = MODE_SWITCHES[task.mode]
         self.log = log or (lambda message: None)
@@ -187,6 +149,7 @@ class Refiner:
             self.close()
             raise
         self.prompt_tokens = self.completion_tokens = 0
+        self._runs = 0
 
     def _database(self, db_path) -> Path:
         if db_path:
@@ -205,7 +168,7 @@ class Refiner:
             self.retriever = None
         if self._own_linter:
             self.linter.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)
 
     def __enter__(self) -> "Refiner":
         return self
@@ -315,18 +278,29 @@ class Refiner:
         return "\n".join([*import_lines, *([""] if import_lines else []), indent + body]) + "\n"
 
     def _run_tests(self) -> TestRun:
-        roots = [self.root / "src"] if (self.root / "src").is_dir() else []  # src layouts import from src/
-        env = test_environment(self.scratch, [*roots, self.root], self.task.env, self.task.pass_env)
-        cmd = [self.task.python or sys.executable, "-m", "pytest", "-q", "-x", "--no-header",
-               "-p", "no:cacheprovider", *self.task.tests]
-        timeout = min(self.task.limits.test_seconds, self._remaining())
-        run = run_fenced(cmd, cwd=self.root, scratch=self.scratch, env=env, timeout_s=timeout,
-                         memory_mb=self.task.limits.test_memory_mb, level=self.isolation or "rlimits")
+        """The tests, fenced, in a copy of the scratch copy made for this run and removed after it:
+        nothing the tests leave behind (a link where the target was, a replaced file) is read back."""
+        self._runs += 1
+        run_dir = self.scratch / f"run-{self._runs}"
+        try:
+            repo = run_copy(self.root, run_dir)
+            roots = [repo / "src"] if (repo / "src").is_dir() else []  # src layouts import from src/
+            python = self.task.python or sys.executable
+            variables = dict(self.task.env)
+            path = [str(repo / entry) for entry in variables.pop("PATH", "").split(os.pathsep) if entry]
+            env = fence_environment(run_dir, [*roots, repo], python, variables, self.task.pass_env, path)
+            cmd = [python, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *self.task.tests]
+            timeout = min(self.task.limits.test_seconds, self._remaining())
+            run = run_fenced(cmd, cwd=repo, run_dir=run_dir, env=env, timeout_s=timeout,
+                             memory_mb=self.task.limits.test_memory_mb, disk_mb=self.task.limits.test_disk_mb,
+                             level=self.isolation or "rlimits")
+        finally:
+            remove_tree(run_dir)
         output = run.output.strip().splitlines()
         if run.timed_out:
             output.append(f"tests did not finish within {timeout:g} s")
         return TestRun(run.returncode == 0 and not run.timed_out, run.returncode, run.seconds,
-                       "\n".join(output[-60:]), run.level)
+                       "\n".join(output[-60:]), run.level, run.peak_memory_mb, run.stopped_by)
 
     def _lint(self, spliced) -> list:
         timeout = min(LINT_SECONDS, self._remaining())
@@ -389,7 +363,7 @@ class Refiner:
                     spliced = splice(self.original, self.task.symbol, code)
                 except ValueError as exc:
                     raise CodegraphError(str(exc)) from None
-                self.target.write_text(spliced.text, encoding="utf-8")
+                write_inside(self.root, self.task.target_file, spliced.text)
                 t = time.perf_counter()
                 try:
                     diagnostics = self._lint(spliced)
@@ -483,8 +457,8 @@ class Refiner:
                                             f"a/{self.task.target_file}", f"b/{self.task.target_file}"))
         applied = False
         if apply and success:
-            target = self.task.repo / confine_target(self.task.repo, self.task.target_file)
-            _write_atomically(target, final_text)
+            write_inside(self.task.repo.resolve(), confine_target(self.task.repo, self.task.target_file), final_text,
+                         durable=True)
             applied = True
         return RefineResult(str(self.task.source or ""), self.task.mode, self.model.name, success, lint_clean,
                             tests_passed, stop, final.code, diff, iterations, time.perf_counter() - started,

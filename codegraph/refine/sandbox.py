@@ -1,28 +1,34 @@
 """Running a task's tests, i.e. model-written code, behind a fence.
 
-Levels, strongest first (docs/refine.md):
+Levels, strongest first (docs/refine.md has what each one guarantees, measured):
 
-- `sandbox`: bubblewrap (Debian's `bubblewrap` package): no network, its own PID namespace, the
-  whole filesystem read-only except the scratch copy, and the caller's home folder hidden (what
-  the tests print goes back to the model, so ~/.ssh or ~/.aws must not be readable); only the
-  interpreter's own folders under it stay visible, read-only. Plus the limits below.
-- `no-network`: `unshare --net`: no network; the filesystem is the caller's.
-- `rlimits`: resource limits only.
+- `sandbox`: bubblewrap: no network, its own PID, IPC and user namespaces, no capabilities (root
+  included), the whole filesystem read-only except the run's own folder, the caller's home folder
+  hidden (only an interpreter's own folders under it stay visible, read-only), a sized /dev/shm.
+- `no-network`: `unshare` with a user, network, PID and mount namespace and a /proc of its own:
+  no network, no other process visible; the filesystem is the caller's.
+- `rlimits`: resource limits, no capabilities, no setuid elevation; nothing else.
 
-Every level runs in its own process group (killed as a whole on timeout) with limits on CPU
-seconds, address space, file size and processes, and sees an allow-listed environment: never the
-caller's API keys, tokens or secrets. `auto` picks the strongest level that works here.
+At every level the fenced command is started by `launcher.py`, a process whose environment never
+held the caller's keys and which owns the run's process tree (a subreaper: nothing escapes by
+double-forking), enforces the memory limit on the whole tree (a cgroup where this user may make
+one, else a watchdog) and the disk limit on the run's folder, and kills every descendant at the
+end or when refine goes away. The wrappers it starts (bwrap, unshare) are absolute paths found in
+the caller's PATH and run with an empty environment: the task's variables exist inside the fence
+only. Output comes back through a pipe, never through a file the tests could replace.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
+import select
 import shutil
-import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +36,16 @@ from pathlib import Path
 from ..errors import CodegraphError
 
 LEVELS = ("sandbox", "no-network", "rlimits")
-ALLOWED_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "VIRTUAL_ENV",
+ALLOWED_ENV = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "VIRTUAL_ENV",
                "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8",
-               "SYSTEMROOT", "COMSPEC", "PATHEXT", "SSL_CERT_FILE", "SSL_CERT_DIR")
+               "SSL_CERT_FILE", "SSL_CERT_DIR")
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 OUTPUT_TAIL = 64 * 1024
 FILE_SIZE_LIMIT = 1 << 30
+EXTRA_PROCESSES = 256
+LAUNCHER = Path(__file__).with_name("launcher.py")
+STOP_GRACE_S = 10.0
+USE_CGROUP = True  # a memory cgroup where this user may make one; the watchdog alone otherwise
 
 
 class IsolationError(CodegraphError):
@@ -48,33 +59,54 @@ class Fenced:
     output: str
     timed_out: bool
     level: str
+    stopped_by: str | None = None  # "memory" or "disk" when the watchdog ended the run
+    peak_memory_mb: float = 0.0
+    output_bytes: int = 0
+
+
+def trusted_tool(name: str) -> str | None:
+    """`name` resolved to an absolute real path through the caller's PATH (relative entries
+    skipped): what the task's environment cannot replace."""
+    entries = _absolute_entries(os.environ.get("PATH", "")) or SAFE_PATH.split(":")
+    found = shutil.which(name, path=os.pathsep.join(entries))
+    return os.path.realpath(found) if found else None
 
 
 def _probe(cmd: list[str]) -> bool:
     try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=20).returncode == 0
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env={},
+                              cwd="/").returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
 @functools.lru_cache(maxsize=None)
 def available(level: str) -> bool:
-    """Does this machine offer the level? Probed once per process."""
+    """Does this machine offer the level? Probed once per process, with the wrapper's full set of
+    options, an absolute path and an empty environment."""
     if level == "rlimits":
-        return sys.platform != "win32"
+        return sys.platform.startswith("linux")
     if not sys.platform.startswith("linux"):
         return False
     if level == "sandbox":
-        bwrap = shutil.which("bwrap")
-        return bool(bwrap) and _probe([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                       "--unshare-net", "--unshare-pid", "--die-with-parent", "true"])
+        bwrap = trusted_tool("bwrap")
+        true = trusted_tool("true")
+        return bool(bwrap and true) and _probe([bwrap, *_bwrap_base(64 << 20), "--", true])
     if level == "no-network":
-        return bool(shutil.which("unshare")) and _probe(_unshare_prefix() + ["true"])
+        unshare, true = trusted_tool("unshare"), trusted_tool("true")
+        return bool(unshare and true) and _probe([*_unshare_prefix(unshare), true])
     raise ValueError(level)
 
 
-def _unshare_prefix() -> list[str]:
-    return ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--net", "--map-current-user"]
+def _bwrap_base(shm_bytes: int) -> list[str]:
+    return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(shm_bytes), "--tmpfs", "/dev/shm"]
+
+
+def _unshare_prefix(unshare: str) -> list[str]:
+    user = "--map-root-user" if os.geteuid() == 0 else "--map-current-user"
+    return [unshare, "--user", user, "--net", "--pid", "--fork", "--mount-proc", "--kill-child", "--"]
 
 
 def choose_level(requested: str = "auto") -> str:
@@ -84,80 +116,68 @@ def choose_level(requested: str = "auto") -> str:
         raise IsolationError(f"unknown isolation {requested!r}: choose auto, {', '.join(LEVELS)}")
     if not available(requested):
         hint = {"sandbox": "install bubblewrap (Debian: apt install bubblewrap) or allow user namespaces",
-                "no-network": "unshare --net is not permitted here",
-                "rlimits": "resource limits need a POSIX system"}[requested]
+                "no-network": "unshare with user namespaces is not permitted here",
+                "rlimits": "the fence needs Linux"}[requested]
         raise IsolationError(f"isolation {requested!r} is not available on this machine: {hint}; "
                              "or choose isolation auto")
     return requested
 
 
-def test_environment(scratch: Path, roots: list[Path], extra: dict[str, str] | None = None,
-                     passed: list[str] = ()) -> dict[str, str]:
-    """The allow-listed environment: what the tests need and nothing they could steal."""
+def fence_environment(run_dir: Path, roots: list[Path], python: str, extra: dict[str, str] | None = None,
+                     passed: list[str] = (), path_entries: list[str] = ()) -> dict[str, str]:
+    """The allow-listed environment: what the tests need and nothing they could steal. HOME and
+    TMPDIR are folders of the run; `extra` and `passed` were vetted by task.confine_env."""
     env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
     env.update({k: os.environ[k] for k in passed if k in os.environ})
-    home, tmp = scratch / "home", scratch / "tmp"
+    home, tmp = run_dir / "home", run_dir / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
-    path_entries = [str(r) for r in roots] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join(path_entries))
-    env.setdefault("PATH", os.defpath)
     env.update(extra or {})
+    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join(str(r) for r in roots),
+               PATH=os.pathsep.join(dict.fromkeys([*path_entries, os.path.dirname(os.path.abspath(python)),
+                                                   *_absolute_entries(os.environ.get("PATH", "")),
+                                                   *SAFE_PATH.split(":")])))
     return env
 
 
-def _limits(cpu_s: float, memory_mb: int):
-    def apply() -> None:
-        import resource
+def _absolute_entries(path: str) -> list[str]:
+    return [p for p in path.split(os.pathsep) if os.path.isabs(p)]
 
-        def cap(which, soft, hard=None):
+
+def interpreter_folders(python: str) -> tuple[str, ...]:
+    """The folders an interpreter needs, found without running it (the interpreter a task names
+    runs only inside the fence): its installation, the virtualenv around it and the folders its
+    site-packages' .pth files add."""
+    folders: set[str] = set()
+    exe = os.path.realpath(python)
+    folders.add(os.path.dirname(os.path.dirname(exe)))
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    config = os.path.join(venv, "pyvenv.cfg")
+    if os.path.isfile(config):
+        folders.add(os.path.realpath(venv))
+        try:
+            for line in Path(config).read_text(encoding="utf-8", errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    folders.add(os.path.dirname(os.path.realpath(value.strip())))
+        except OSError:
+            pass
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        # its installation, not the folder it was started from (sys.path[0] may be anywhere)
+        folders.update(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sysconfig.get_path("purelib"),
+                                                     sysconfig.get_path("platlib")) if p)
+    for prefix in list(folders):
+        for pth in Path(prefix).glob("lib/python3*/site-packages/*.pth"):
             try:
-                _, current_hard = resource.getrlimit(which)
-                hard = soft if hard is None else hard
-                if current_hard != resource.RLIM_INFINITY:
-                    soft, hard = min(soft, current_hard), min(hard, current_hard)
-                resource.setrlimit(which, (soft, hard))
-            except (ValueError, OSError):
-                pass
-
-        cap(resource.RLIMIT_CPU, int(cpu_s) + 1, int(cpu_s) + 6)
-        cap(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
-        cap(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
-        cap(resource.RLIMIT_CORE, 0)
-        if os.geteuid() != 0:  # root is not held by RLIMIT_NPROC
-            cap(resource.RLIMIT_NPROC, _user_processes() + 256)
-
-    return apply
-
-
-def _user_processes() -> int:
-    uid, count = os.getuid(), 0
-    try:
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    count += entry.stat().st_uid == uid
-                except OSError:
-                    pass
-    except OSError:
-        return 1024
-    return count
-
-
-@functools.lru_cache(maxsize=16)
-def _interpreter_paths(python: str) -> tuple[str, ...]:
-    """The folders an interpreter needs: its prefixes and everything on its sys.path."""
-    probe = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, *sys.path]))"
-    try:
-        out = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=30,
-                             stdin=subprocess.DEVNULL).stdout
-        paths = json.loads(out)
-    except (OSError, subprocess.SubprocessError, ValueError):
-        paths = []
-    real = {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
-    real.add(os.path.dirname(os.path.dirname(os.path.realpath(python))))
-    return tuple(sorted(real))
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")) and os.path.isabs(line):
+                    folders.add(os.path.realpath(line))
+    return tuple(sorted(f for f in folders if os.path.isdir(f)))
 
 
 def _hidden_home() -> str | None:
@@ -165,54 +185,161 @@ def _hidden_home() -> str | None:
     return home if home not in ("/", "") and os.path.isdir(home) else None
 
 
-def _wrap(level: str, cmd: list[str], scratch: Path, cwd: Path) -> list[str]:
+def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], shm_bytes: int) -> list[str]:
+    args = [trusted_tool("bwrap"), *_bwrap_base(shm_bytes)]
+    home = _hidden_home()
+    if home:
+        args += ["--tmpfs", home]
+        for folder in interpreter_folders(cmd[0]):
+            # never the home folder itself or what holds it: only an interpreter's own folders
+            if folder.startswith(home + os.sep) and folder != home:
+                args += ["--ro-bind", folder, folder]
+    args += ["--bind", str(run_dir), str(run_dir), "--chdir", str(cwd), "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return [*args, "--", *cmd]
+
+
+def fenced_argv(level: str, cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str],
+                shm_bytes: int) -> tuple[list[str], dict[str, str]]:
+    """(argv, the environment the launcher execs it with): the wrappers get none, the task's
+    variables are set at the innermost exec."""
     if level == "sandbox":
-        args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
-        home = _hidden_home()
-        if home:
-            args += ["--tmpfs", home]
-            for path in _interpreter_paths(cmd[0]):
-                if path == home or path.startswith(home + os.sep):
-                    args += ["--ro-bind", path, path]
-        return [*args, "--bind", str(scratch), str(scratch), "--unshare-net", "--unshare-pid",
-                "--die-with-parent", "--new-session", "--chdir", str(cwd), "--", *cmd]
+        return _bwrap_argv(cmd, run_dir, cwd, env, shm_bytes), {}
     if level == "no-network":
-        return [*_unshare_prefix(), "--", *cmd]
-    return cmd
+        env_tool = trusted_tool("env")
+        if env_tool is None:
+            raise IsolationError("the no-network level needs env(1) from coreutils")
+        return [*_unshare_prefix(trusted_tool("unshare")), env_tool, "-i",
+                *(f"{k}={v}" for k, v in env.items()), *cmd], {}
+    return cmd, env
 
 
-def run_fenced(cmd: list[str], *, cwd: Path, scratch: Path, env: dict[str, str], timeout_s: float,
-               memory_mb: int = 4096, level: str = "rlimits") -> Fenced:
-    """Run `cmd` at `level`; output goes to a file in the scratch directory (a flood of output
-    cannot fill memory) and its tail comes back."""
-    out_path = scratch / "fenced-output.txt"
+class _Tail:
+    """The last `size` bytes of a stream, and how many came in all."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.data, self.total = size, bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > 2 * self.size:
+            del self.data[: len(self.data) - self.size]
+
+    def text(self) -> str:
+        return bytes(self.data[-self.size:]).decode("utf-8", "replace")
+
+
+def run_fenced(cmd: list[str], *, cwd: Path, run_dir: Path, env: dict[str, str], timeout_s: float,
+               memory_mb: int = 4096, disk_mb: int = 2048, level: str = "rlimits") -> Fenced:
+    """Run `cmd` at `level`, from the launcher, and bring back its output's tail. `run_dir` is the
+    only folder the command may write to (at the sandbox level) and whose size is limited."""
+    if not sys.platform.startswith("linux"):
+        raise IsolationError("running tests behind a fence needs Linux")
+    memory = memory_mb << 20
+    argv, exec_env = fenced_argv(level, cmd, run_dir, cwd, env, shm_bytes=max(16 << 20, memory // 4))
+    spec = {"argv": argv, "env": exec_env, "cwd": str(cwd), "memory_bytes": memory, "disk_bytes": disk_mb << 20,
+            "watch": str(run_dir), "processes": EXTRA_PROCESSES, "drop_privileges": level == "rlimits",
+            "cgroup": USE_CGROUP,
+            "rlimits": [("RLIMIT_CPU", int(timeout_s) + 1, int(timeout_s) + 6), ("RLIMIT_AS", memory, memory),
+                        ("RLIMIT_FSIZE", FILE_SIZE_LIMIT, FILE_SIZE_LIMIT), ("RLIMIT_CORE", 0, 0)]}
+    status_r, status_w = os.pipe()
+    spec["status_fd"] = status_w
     started = time.perf_counter()
+    tail, status = _Tail(OUTPUT_TAIL), b""
     timed_out = False
-    with open(out_path, "wb") as out:
-        preexec = _limits(timeout_s, memory_mb) if level != "none" and sys.platform != "win32" else None
-        proc = subprocess.Popen(_wrap(level, cmd, scratch, cwd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, preexec_fn=preexec,
-                                start_new_session=True)
+    with _undumpable():
         try:
-            proc.wait(timeout=max(0.1, timeout_s))
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            proc = subprocess.Popen([sys.executable, "-I", "-S", str(LAUNCHER)], env={}, cwd="/",
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    pass_fds=(status_w,), start_new_session=True)
         finally:
-            _kill_group(proc)
-    with open(out_path, "rb") as fh:
-        fh.seek(max(0, out_path.stat().st_size - OUTPUT_TAIL))
-        output = fh.read().decode("utf-8", "replace")
-    out_path.unlink(missing_ok=True)
-    return Fenced(proc.returncode if not timed_out else -1, time.perf_counter() - started, output, timed_out, level)
+            os.close(status_w)
+        try:
+            proc.stdin.write(json.dumps(spec).encode() + b"\n")
+            proc.stdin.flush()
+            deadline = time.monotonic() + max(0.1, timeout_s)
+            streams = {proc.stdout.fileno(): tail, status_r: None}
+            while streams:
+                left = deadline - time.monotonic()
+                if left <= 0 and not timed_out:
+                    timed_out = True
+                    proc.stdin.close()  # the lifeline: the launcher kills everything and reports
+                    deadline = time.monotonic() + STOP_GRACE_S
+                    continue
+                if left <= 0:
+                    break
+                ready, _, _ = select.select(list(streams), [], [], min(left, 1.0))
+                for fd in ready:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        del streams[fd]
+                    elif streams[fd] is None:
+                        status += chunk
+                    else:
+                        streams[fd].add(chunk)
+                if status_r not in streams and proc.stdout.fileno() in streams:
+                    _drain(proc.stdout.fileno(), tail)  # the launcher is done: what is left, without waiting
+                    break
+        finally:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            os.close(status_r)
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    try:
+        report = json.loads(status.decode() or "{}")
+    except ValueError:
+        report = {}
+    reason = report.get("reason")
+    returncode = -1 if timed_out else report.get("returncode", -1)
+    output = tail.text()
+    stopped_by = reason if reason in ("memory", "disk") else None
+    if stopped_by == "memory":
+        output += (f"\ncodegraph: the tests' processes together used more than the {memory_mb} MB the task allows "
+                   "(limits.test_memory_mb); all of them were stopped\n")
+    elif stopped_by == "disk":
+        output += (f"\ncodegraph: the tests wrote more than {disk_mb} MB into their folder "
+                   "(limits.test_disk_mb); all of their processes were stopped\n")
+    return Fenced(returncode, time.perf_counter() - started, output, timed_out, level, stopped_by,
+                  round(report.get("peak_memory_bytes", 0) / (1 << 20), 1), tail.total)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Whatever the tests started (servers, workers) goes with them."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
+def _drain(fd: int, tail: _Tail) -> None:
+    while select.select([fd], [], [], 0.05)[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        tail.add(chunk)
+
+
+# -- the caller's own process ----------------------------------------------------------------------
+
+_PR_SET_DUMPABLE, _PR_GET_DUMPABLE = 4, 3
+
+
+class _undumpable:
+    """While fenced code runs, this process is not dumpable: its /proc files (environ, mem) belong
+    to root and no process of this user may read or trace it. Restored afterwards."""
+
+    def __enter__(self):
+        self.before = None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            self.before = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+            libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+            self.libc = libc
+        except (OSError, AttributeError):
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        if self.before is not None and self.before > 0:
+            self.libc.prctl(_PR_SET_DUMPABLE, self.before, 0, 0, 0)

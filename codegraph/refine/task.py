@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import jsonschema
 
+from ..environment import looks_secret
 from ..errors import CodegraphError
 
 MODES = ("direct", "naive-rag", "repocoder", "reflexion", "cocogen", "rrr")
@@ -40,7 +42,7 @@ TASK_SCHEMA = {
                         "description": "What the code must do, in natural language."},
         "tests": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
                   "description": "pytest paths or node ids inside the repository that must pass; "
-                                 "options (anything starting with `-`) are refused."},
+                                 "options (anything starting with `-`) and argument files (`@file`) are refused."},
         "starting_code": {"type": ["string", "null"], "default": None,
                           "description": "A first candidate (e.g. a model's earlier answer); the loop starts "
                                          "by checking it instead of generating one."},
@@ -50,11 +52,17 @@ TASK_SCHEMA = {
         "mode": {"enum": list(MODES), "default": "cocogen",
                  "description": "Which paper's loop to run (see docs/refine.md)."},
         "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
-                "description": "Environment variables set for the tests. The tests otherwise see only an "
-                               "allow-list (PATH, LANG, the virtualenv's variables), never API keys."},
+                "description": "Environment variables set for the tests, inside the fence only. The tests "
+                               "otherwise see only an allow-list (LANG, the virtualenv's variables), never API "
+                               "keys. Refused: the fence's own (HOME, TMPDIR, PYTHONPATH), what changes how "
+                               "programs start (LD_*, PYTHON* but a few harmless ones, PYTEST_ADDOPTS, "
+                               "PYTEST_PLUGINS, ...), and a PATH with an entry outside the repository (give "
+                               "entries relative to it: they are put before the usual PATH)."},
         "pass_env": {"type": "array", "items": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
                      "default": [], "description": "Names of variables of the caller's environment the "
-                                                   "tests may see as well."},
+                                                   "tests may see as well; names that look like secrets "
+                                                   "(KEY, TOKEN, SECRET, PASSWORD, ...) are refused: the "
+                                                   "tests' output goes back to the model."},
         "isolation": {"enum": list(ISOLATION_LEVELS), "default": "auto",
                       "description": "How the tests are fenced (docs/refine.md): `auto` takes the strongest "
                                      "level this machine offers."},
@@ -68,7 +76,10 @@ TASK_SCHEMA = {
                            "description": "Prompt plus completion tokens over the whole run."},
                 "test_seconds": {"type": "number", "exclusiveMinimum": 0, "default": 120},
                 "test_memory_mb": {"type": "integer", "minimum": 64, "default": 4096,
-                                   "description": "Address-space limit of the test process."},
+                                   "description": "Memory of the tests' whole process tree (and the address "
+                                                  "space of each process)."},
+                "test_disk_mb": {"type": "integer", "minimum": 16, "default": 2048,
+                                 "description": "What the tests may write into their copy of the repository."},
             },
         },
     },
@@ -86,6 +97,7 @@ class Limits:
     tokens: int = 60000
     test_seconds: float = 120
     test_memory_mb: int = 4096
+    test_disk_mb: int = 2048
 
 
 @dataclass
@@ -119,6 +131,8 @@ def load_task(path: str | Path) -> Task:
         raise TaskError(f"cannot read the task file {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise TaskError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise TaskError(f"{path} nests its JSON too deeply to be a task file (docs/task.md)") from None
     return task_from_dict(data, base=path.parent, source=path)
 
 
@@ -162,6 +176,11 @@ def confine_tests(repo: Path, tests: list[str]) -> list[str]:
         if test.startswith("-"):
             raise TaskError(f"tests entry {test!r} is an option: give test paths or node ids only "
                             "(pytest options are not accepted from a task file)")
+        if test.startswith("@"):
+            raise TaskError(f"tests entry {test!r} would make pytest read its options from a file: give test "
+                            "paths or node ids only")
+        if "\0" in test:
+            raise TaskError(f"tests entry {test!r} holds a NUL character")
         path = test.split("::", 1)[0]
         if not path or Path(path).is_absolute():
             raise TaskError(f"tests entry {test!r}: give a path relative to the repository")
@@ -171,6 +190,52 @@ def confine_tests(repo: Path, tests: list[str]) -> list[str]:
         if not real.exists():
             raise TaskError(f"tests entry {test!r}: {path} does not exist in {root}")
     return list(tests)
+
+
+# Variables a task may not set for its tests: the fence's own, and those that change how programs
+# and pytest start (options through PYTEST_ADDOPTS would pass the filter on `tests`).
+_FENCE_VARIABLES = {"HOME", "TMPDIR", "TMP", "TEMP", "PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
+                    "GCONV_PATH", "GLIBC_TUNABLES", "BASH_ENV", "ENV", "SHELLOPTS", "PS4", "IFS"}
+_HARMLESS_PYTHON = {"PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONFAULTHANDLER",
+                    "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG", "PYTHONDONTWRITEBYTECODE"}
+
+
+def _refused_variable(name: str) -> str | None:
+    """Why the tests may not get a variable of this name, or None."""
+    upper = name.upper()
+    if upper.startswith(("LD_", "DYLD_")):
+        return "it changes what the dynamic loader loads"
+    if upper.startswith("PYTHON") and upper not in _HARMLESS_PYTHON:
+        return "it changes how Python starts"
+    if upper in _FENCE_VARIABLES:
+        return "the fence sets it, or it changes how programs start"
+    return None
+
+
+def confine_env(repo: Path, env: dict[str, str], pass_env: list[str]) -> None:
+    """The task's variables exist inside the fence only, and may not undo it."""
+    root = repo.resolve()
+    for name, value in env.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise TaskError(f"env name {name!r} is not a variable name")
+        if "\0" in value:
+            raise TaskError(f"env {name} holds a NUL character")
+        if name == "PATH":
+            for entry in value.split(os.pathsep):
+                if not entry or Path(entry).is_absolute() or not (root / entry).resolve().is_relative_to(root):
+                    raise TaskError(f"env PATH entry {entry!r} is not a folder inside the repository: give entries "
+                                    "relative to it (the usual PATH is added after them)")
+            continue
+        why = _refused_variable(name)
+        if why:
+            raise TaskError(f"env may not set {name}: {why}")
+    for name in pass_env:
+        why = _refused_variable(name) or ("PATH is the fence's own" if name == "PATH" else None)
+        if why:
+            raise TaskError(f"pass_env may not name {name}: {why}")
+        if looks_secret(name):
+            raise TaskError(f"pass_env names {name}, which looks like a secret: the tests run model-written code "
+                            "and what they print goes back to the model; give them a test-only value with env")
 
 
 def task_from_dict(data, base: Path = Path("."), source: Path | None = None) -> Task:
@@ -185,6 +250,7 @@ def task_from_dict(data, base: Path = Path("."), source: Path | None = None) -> 
     try:
         target_file = confine_target(repo, data["target_file"])
         tests = confine_tests(repo, data.get("tests", []))
+        confine_env(repo, data.get("env", {}), data.get("pass_env", []))
     except TaskError as exc:
         raise TaskError(f"{where}: {exc}") from None
     python = data.get("python")

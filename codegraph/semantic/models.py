@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 import zlib
 from abc import ABC, abstractmethod
@@ -20,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..environment import getenv
 from ..errors import CodegraphError
 from ..registry import Registry
 
@@ -166,7 +166,7 @@ class OpenAIEmbeddings(EmbeddingModel):
                  dim: int | None = None, batch_size: int = 64, retries: int = 3, timeout_s: float = 60.0) -> None:
         from ..llm import ModelError, OpenAIEndpoint
 
-        self.model = model or os.environ.get("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
+        self.model = model or getenv("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
         try:
             self.endpoint = OpenAIEndpoint(base_url, api_key, env_prefix="CODEGRAPH_EMBED", timeout_s=timeout_s,
                                            call_s=max(timeout_s, 300.0), retries=retries)
