@@ -193,6 +193,7 @@ def test_the_task_interpreter_is_never_run_outside_the_fence(example, tmp_path, 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_tests_find_the_key_in_no_process_environment(example, level):
+    key = "sk-environ-" + uuid.uuid4().hex  # this test's own: helpers of earlier tests may hold SECRET
     test = (
         "import os\n\n"
         "def test_attack():\n"
@@ -200,7 +201,7 @@ def test_the_tests_find_the_key_in_no_process_environment(example, level):
         "    for pid in os.listdir('/proc'):\n"
         "        if pid.isdigit():\n"
         "            try:\n"
-        f"                if {SECRET!r}.encode() in open(f'/proc/{{pid}}/environ', 'rb').read():\n"
+        f"                if {key!r}.encode() in open(f'/proc/{{pid}}/environ', 'rb').read():\n"
         "                    found.append(pid)\n"
         "            except OSError:\n"
         "                pass\n"
@@ -210,7 +211,7 @@ def test_the_tests_find_the_key_in_no_process_environment(example, level):
         "        parent = b''\n"
         "    assert found == [] and b'KEY' not in parent, found\n")
     (example / "task.json").write_text(json.dumps(_task(example, test, isolation=level)))
-    env = {**os.environ, "CODEGRAPH_API_KEY": SECRET, "SOME_SERVICE_TOKEN": SECRET}
+    env = {**os.environ, "CODEGRAPH_API_KEY": key, "SOME_SERVICE_TOKEN": key}
     proc = subprocess.run([sys.executable, "-m", "codegraph.cli", "refine", "--task", str(example / "task.json"),
                            "--json"], env=env, capture_output=True, text=True, timeout=300)
     result = json.loads(proc.stdout)
