@@ -9,22 +9,34 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
+import duckdb
 
 from . import __version__, db
 from .environment import withhold_secrets
-from .errors import CodegraphError
+from .errors import CodegraphError, system_refusal, terminal_safe
 from .formatting import as_csv, as_json, as_table, index_summary
 
 
+def echo(message=None, nl: bool = True, err: bool = False) -> None:
+    """click.echo, with every control character made visible: names, query results and a model's
+    answers never reach the terminal as escape sequences."""
+    click.echo(terminal_safe(message) if isinstance(message, str) else message, nl=nl, err=err)
+
+
 class _Group(click.Group):
-    """Turns codegraph's own errors into one clear line and exit status 1."""
+    """Turns codegraph's own errors, and what the system refuses (a full disk, a folder without
+    write permission), into one clear line and exit status 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except CodegraphError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            ctx.exit(1)
+            echo(f"Error: {exc}", err=True)
+        except (OSError, duckdb.Error) as exc:
+            echo(f"Error: {system_refusal(exc)}", err=True)
+        except RecursionError:
+            echo("Error: the input nests too deeply to be read (a file or task built to exhaust the stack)", err=True)
+        ctx.exit(1)
 
 
 @click.group(cls=_Group)
@@ -74,7 +86,7 @@ def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_l
             if phase == "parsing":
                 state["bar"] = click.progressbar(length=max(1, total), label="parsing", file=sys.stderr)
             else:
-                click.echo(f"{phase}...", err=True)
+                echo(f"{phase}...", err=True)
         bar = state["bar"]
         if bar is not None:
             bar.length = max(1, total)
@@ -90,9 +102,9 @@ def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_l
     if as_json_:
         data = asdict(report)
         data["db_path"], data["repo_root"] = str(report.db_path), str(report.repo_root)
-        click.echo(json.dumps(data, indent=2))
+        echo(json.dumps(data, indent=2))
     elif not quiet:
-        click.echo(index_summary(report))
+        echo(index_summary(report))
 
 
 @main.command()
@@ -110,7 +122,7 @@ def sql(query, db_path, fmt, max_rows, timeout):
         raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. "
                                "\"SELECT kind, count(*) FROM symbols GROUP BY kind\"")
     result = db.query_database(db.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
-    click.echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
+    echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
 
 
 @main.command()
@@ -120,16 +132,16 @@ def stats(db_path, as_json_):
     """Row counts per table and what the database was built from."""
     info = db.database_stats(db.find_db(db_path))
     if as_json_:
-        click.echo(json.dumps(info, indent=2))
+        echo(json.dumps(info, indent=2))
         return
-    click.echo(f"database: {info['path']}")
+    echo(f"database: {info['path']}")
     for key, value in info["meta"].items():
         if key == "embedding_idf":  # the model's weights: data, not something to read
             value = f"({len(json.loads(value))} IDF weights; --json shows them)"
-        click.echo(f"  {key}: {value}")
+        echo(f"  {key}: {value}")
     width = max(len(t) for t in info["counts"])
     for table, count in info["counts"].items():
-        click.echo(f"  {table.ljust(width)}  {count:>10,}")
+        echo(f"  {table.ljust(width)}  {count:>10,}")
 
 
 @main.command()
@@ -153,12 +165,12 @@ def search(query, k, db_path, mode, exact, as_json_):
     finally:
         con.close()
     if as_json_:
-        click.echo(json.dumps(hits, indent=2, default=str))
+        echo(json.dumps(hits, indent=2, default=str))
         return
     for hit in hits:
-        click.echo(f"{hit['score']:.3f}  {hit['kind']:18} {hit['qualname']}{hit['signature'] or ''}".rstrip())
+        echo(f"{hit['score']:.3f}  {hit['kind']:18} {hit['qualname']}{hit['signature'] or ''}".rstrip())
         if hit["docstring"]:
-            click.echo(f"       {hit['docstring'][:100]}")
+            echo(f"       {hit['docstring'][:100]}")
 
 
 @main.command()
@@ -195,10 +207,10 @@ def context(task_path, target_file, symbol, description, signature, budget, keep
     result = task_context(path, description, target_file, symbol, signature=signature, budget_tokens=budget,
                           exclude_target=not keep_target)
     if as_json_:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        echo(json.dumps(result.to_dict(), indent=2))
         return
-    click.echo(result.text)
-    click.echo(f"\n({result.tokens} tokens of {budget}, {len(result.items)} definitions, {result.elapsed_ms:.0f} ms)",
+    echo(result.text)
+    echo(f"\n({result.tokens} tokens of {budget}, {len(result.items)} definitions, {result.elapsed_ms:.0f} ms)",
                err=True)
 
 
@@ -225,21 +237,21 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
     with Linter(mode="subprocess" if use_subprocess else "worker") as linter:
         report = run(file, db_path, lines=lines, budget_tokens=budget, linter=linter)
     if as_json_:
-        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        echo(json.dumps(report.to_dict(), indent=2, default=str))
         sys.exit(1 if report.retrievals else 0)
     if not report.retrievals:
-        click.echo(f"{report.path}: no errors on the candidate's lines (pylint, {report.lint_ms:.0f} ms)")
+        echo(f"{report.path}: no errors on the candidate's lines (pylint, {report.lint_ms:.0f} ms)")
         return
     for r in report.retrievals:
         d = r.diagnostic
-        click.echo(f"{d.path or report.path}:{d.line}:{d.column}: {d.msg_id} {d.symbol} [{d.category}] {d.message}")
+        echo(f"{d.path or report.path}:{d.line}:{d.column}: {d.msg_id} {d.symbol} [{d.category}] {d.message}")
         origin = {"rule": f"rule {r.rule}", "llm": "LLM-written SQL", "hybrid": "hybrid search", "lexical": "lexical search",
                   "local": "the candidate's own lines", "none": "nothing found"}[r.source]
-        click.echo(f"  via {origin}" + (f" with {json.dumps(r.params, default=str)}" if r.params else ""))
+        echo(f"  via {origin}" + (f" with {json.dumps(r.params, default=str)}" if r.params else ""))
         for row in r.rows:
-            click.echo(f"    {row.get('match', ''):8} {row.get('qualname')}  {row.get('signature') or ''}".rstrip())
-    click.echo(f"\n--- context ({report.lint_ms:.0f} ms lint, {report.retrieve_ms:.0f} ms retrieval) ---")
-    click.echo(report.context)
+            echo(f"    {row.get('match', ''):8} {row.get('qualname')}  {row.get('signature') or ''}".rstrip())
+    echo(f"\n--- context ({report.lint_ms:.0f} ms lint, {report.retrieve_ms:.0f} ms retrieval) ---")
+    echo(report.context)
     sys.exit(1)
 
 
@@ -290,31 +302,31 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolat
     except ModelError as exc:
         raise click.UsageError(str(exc)) from None
     withhold_secrets()  # before any helper process starts: none of them inherits a key (docs/refine.md)
-    log = (lambda m: click.echo(m, err=True)) if not as_json_ else None
+    log = (lambda m: echo(m, err=True)) if not as_json_ else None
     try:
         result = run(task, chat, db_path=db_path, apply=apply, log=log)
     except ModelError as exc:
         raise CodegraphError(str(exc)) from None
     if as_json_:
-        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+        echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         for it in result.iterations:
             if it.error:
-                click.echo(f"iteration {it.number}: {it.error}", err=True)
+                echo(f"iteration {it.number}: {it.error}", err=True)
                 continue
             status = "lint clean" if it.lint_clean else f"{len(it.diagnostics)} lint error(s): " + ", ".join(
                 sorted({d['symbol'] for d in it.diagnostics}))
             if it.tests is not None:
                 status += ", tests " + ("pass" if it.tests["passed"] else "fail")
-            click.echo(f"iteration {it.number}: {status}" + (f"; repaired: {'; '.join(it.repairs)}" if it.repairs else ""),
+            echo(f"iteration {it.number}: {status}" + (f"; repaired: {'; '.join(it.repairs)}" if it.repairs else ""),
                        err=True)
         verdict = "done" if result.success else "not done"
-        click.echo(f"{verdict}: {result.stop_reason} after {len(result.iterations)} iteration(s), "
+        echo(f"{verdict}: {result.stop_reason} after {len(result.iterations)} iteration(s), "
                    f"{result.seconds:.1f} s, {result.prompt_tokens + result.completion_tokens} tokens "
                    f"({result.model}, mode {result.mode}"
                    + (f", tests fenced: {result.isolation}" if result.isolation else "") + ")"
                    + ("; applied" if result.applied else ""), err=True)
-        click.echo(result.diff if as_diff else result.code, nl=False)
+        echo(result.diff if as_diff else result.code, nl=False)
     sys.exit(0 if result.success else 1)
 
 
@@ -327,18 +339,18 @@ def rules(markdown, uncovered):
     from .retrieval.rules import RULES, rules_markdown, uncovered as not_covered
 
     if markdown:
-        click.echo(rules_markdown().rstrip("\n"))
+        echo(rules_markdown().rstrip("\n"))
         return
     if uncovered:
         missing = not_covered()
         for msgid, symbol in missing:
-            click.echo(f"{msgid} {symbol}")
+            echo(f"{msgid} {symbol}")
         if not missing:
-            click.echo("every pylint error message about code has a rule", err=True)
+            echo("every pylint error message about code has a rule", err=True)
         return
     for rule in RULES:
         template = rule.template or "(local)"
-        click.echo(f"{rule.symbol:28} {CATEGORIES.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
+        echo(f"{rule.symbol:28} {CATEGORIES.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
 
 
 @main.command()
@@ -366,7 +378,7 @@ def tool():
 
 
 def _tool_output(rows) -> None:
-    click.echo(json.dumps(rows, indent=2, default=str))
+    echo(json.dumps(rows, indent=2, default=str))
 
 
 def _tool_con(db_path, start=None):

@@ -280,6 +280,28 @@ def _limit_memory(megabytes: int) -> None:
         pass
 
 
+# What SQL nobody vetted may be: one statement that only reads (SELECT in all its forms, DESCRIBE,
+# SHOW, SUMMARIZE, FROM-first, a table function; EXPLAIN of one). Anything else would change the
+# connection for the next caller (CREATE TEMP MACRO members_of, SET, PREPARE) even where the file
+# itself is read-only.
+_READING_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+
+
+def reading_statement(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Raise QueryRejected unless `sql` is exactly one statement that only reads, as DuckDB's own
+    parser sees it."""
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(" ".join(str(exc).split())[:400]) from None
+    if len(statements) != 1:
+        raise QueryRejected(f"one statement per query, got {len(statements)}: send them one at a time")
+    kind = str(statements[0].type).rsplit(".", 1)[-1]
+    if kind not in _READING_STATEMENTS:
+        raise QueryRejected(f"only a reading statement (SELECT, WITH ... SELECT, DESCRIBE, EXPLAIN) may run here, "
+                            f"not {kind}: the graph and this connection are read-only")
+
+
 def _serve_queries(connection, path: str, memory_mb: int) -> None:
     from .worker import serve
 
@@ -295,8 +317,12 @@ def _serve_queries(connection, path: str, memory_mb: int) -> None:
     state = {"embed": False}
 
     def handle(request):
-        sql, params, max_rows, max_bytes, timeout_s = request
+        number, (sql, params, max_rows, max_bytes, timeout_s) = request
+        return number, *answer(sql, params, max_rows, max_bytes, timeout_s)
+
+    def answer(sql, params, max_rows, max_bytes, timeout_s):
         try:
+            reading_statement(con, sql)
             if not state["embed"] and meta.get("embedding_model") and "embed(" in sql.lower():
                 from .semantic.store import model_from_meta, register_embed
 
@@ -318,6 +344,10 @@ _ERRORS = {"QueryTimeout": QueryTimeout, "QueryRejected": QueryRejected, "QueryE
            "DatabaseLocked": DatabaseLocked, "DatabaseCorrupt": DatabaseCorrupt}
 
 
+class WorkerClosed(QueryError):
+    """The QueryWorker was closed (replaced by a newer one) before this request reached it."""
+
+
 class QueryWorker:
     """A child process with its own read-only connection. A query that overruns its time limit
     is stopped by killing the process (DuckDB cannot interrupt one long expression), its memory
@@ -328,6 +358,11 @@ class QueryWorker:
 
         self.path, self.memory_mb = str(path), memory_mb
         self._worker = Worker(_serve_queries, (self.path, memory_mb), name="codegraph-query", greeting=True)
+        # One request at a time on the pipe, and each answer checked against its request: threads
+        # sharing a worker (the MCP server's tool calls) never get each other's rows.
+        self._lock = threading.Lock()
+        self._number = 0
+        self.closed = False
 
     def run(self, sql: str, params: dict[str, Any] | None = None, *, max_rows: int = 10_000,
             timeout_s: float = 10.0, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
@@ -335,13 +370,22 @@ class QueryWorker:
 
         started = time.perf_counter()
         try:
-            if not self._worker.alive:
-                status, kind, message = self._worker.start()
-                if status == "error":
+            with self._lock:
+                if self.closed:
+                    raise WorkerClosed("this query process was closed: ask again")
+                if not self._worker.alive:
+                    status, kind, message = self._worker.start()
+                    if status == "error":
+                        self._worker.stop()
+                        raise _ERRORS.get(kind, QueryError)(message)
+                self._number += 1
+                number = self._number
+                answered, status, payload, message = self._worker.ask(
+                    (number, (sql, params or {}, max_rows, max_bytes, timeout_s)), timeout_s + 1.0)
+                if answered != number:  # never expected; a worker out of step is not trusted again
                     self._worker.stop()
-                    raise _ERRORS.get(kind, QueryError)(message)
-            status, payload, message = self._worker.ask((sql, params or {}, max_rows, max_bytes, timeout_s),
-                                                        timeout_s + 1.0)
+                    raise QueryError(f"the query process answered request {answered} to request {number}; "
+                                     "it was restarted: run the query again")
         except WorkerTimeout:
             raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.1f} s "
                                f"(the {timeout_s:g} s time limit)") from None
@@ -353,7 +397,9 @@ class QueryWorker:
         return payload
 
     def close(self) -> None:
-        self._worker.close()
+        with self._lock:  # after the request in flight, if any
+            self.closed = True
+            self._worker.close()
 
     def __enter__(self) -> "QueryWorker":
         return self

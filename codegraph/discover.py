@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 
 import pathspec
@@ -42,20 +44,42 @@ class Skip:
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    # every folder walked, .gitignore read and .py file looked at (skipped ones too): what a change
+    # to the set of indexed files would touch (Snapshot)
+    looked_at: list[str] = field(default_factory=list)
 
 
 def _is_virtualenv(dirpath: str, filenames: list[str]) -> bool:
     return "pyvenv.cfg" in filenames or os.path.exists(os.path.join(dirpath, "conda-meta"))
 
 
-def _load_gitignore(dirpath: str, filenames: list[str]) -> pathspec.PathSpec | None:
+def _load_gitignore(dirpath: str, filenames: list[str], rel_dir: str, result: "Discovery") -> pathspec.PathSpec | None:
+    """The folder's .gitignore; a line that is no valid pattern (a lone backslash) is reported
+    and left out, as git itself ignores it, and the other lines still apply."""
     if ".gitignore" not in filenames:
         return None
+    path = os.path.join(dirpath, ".gitignore")
+    result.looked_at.append(path)
     try:
-        with open(os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            return pathspec.GitIgnoreSpec.from_lines(fh)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
     except OSError:
         return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's pattern errors derive from ValueError
+        pass
+    good = []
+    where = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+    for number, line in enumerate(lines, 1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError as exc:
+            result.skipped.append(Skip(where, "bad-ignore-pattern",
+                                       f"line {number} ({line[:80]!r}) is not a valid pattern and was left out: {exc}"))
+            continue
+        good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good)
 
 
 # Folders that hold scripts, tests or documents, imported (if at all) by putting them on sys.path:
@@ -123,10 +147,11 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
         return False
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        result.looked_at.append(dirpath)
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
         ignores = [(p, s) for p, s in ignores if not p or rel_dir == p or rel_dir.startswith(p + "/")]
-        spec = _load_gitignore(dirpath, filenames)
+        spec = _load_gitignore(dirpath, filenames, rel_dir, result)
         if spec is not None:
             ignores.append((rel_dir, spec))
         if "__init__.py" in filenames:
@@ -163,6 +188,7 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
+            result.looked_at.append(full)
             shown = _printable(rel)
             if shown is not None:
                 result.skipped.append(Skip(shown, "undecodable-name", "the file name is not valid UTF-8"))
@@ -199,3 +225,55 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
         )
     return result
 
+
+
+RACY_NS = 200_000_000  # a file changed this close to a snapshot may change again with the same mtime
+
+
+@dataclass
+class Snapshot:
+    """What a repository's files looked like just before it was indexed: enough to tell, with one
+    stat per folder and file, whether the index still matches the disk (a file saved, added or
+    deleted changes its own or its folder's mtime). What changed within RACY_NS before the
+    snapshot is compared by content too, since a second change in the same clock tick keeps the
+    mtime ("racy git")."""
+
+    taken_ns: int
+    stats: dict[str, tuple[int, int, int]]  # path -> (mtime_ns, size, inode)
+    racy: dict[str, object]  # path -> file digest or folder listing, for recent changes
+
+    @classmethod
+    def of(cls, root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> "Snapshot":
+        taken = time.time_ns()
+        found = discover(root, max_file_size)
+        stats, racy = {}, {}
+        for path in found.looked_at:
+            state = _state(path)
+            stats[path] = state
+            if state is not None and state[0] >= taken - RACY_NS:
+                racy[path] = _content(path)
+        return cls(taken, stats, racy)
+
+    def changed(self) -> bool:
+        for path, state in self.stats.items():
+            if _state(path) != state:
+                return True
+        return any(_content(path) != content for path, content in self.racy.items())
+
+
+def _state(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _content(path: str) -> object:
+    try:
+        if os.path.isdir(path):
+            return tuple(sorted(os.listdir(path)))
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).digest()
+    except OSError:
+        return None

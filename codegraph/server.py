@@ -1,8 +1,8 @@
 """`codegraph mcp`: the graph as tools for coding agents, over the Model Context Protocol (stdio).
 
-Every answer reflects the repository as it is on disk: a watcher (watchfiles) marks the graph
-stale when a Python file changes, and the next tool call updates it incrementally before it
-answers (without a watcher, every call runs the no-op check of `codegraph index`). The server
+Every answer reflects the repository as it is on disk: each tool call compares the files with a
+snapshot taken at the last update and updates the graph incrementally before it answers when
+anything changed; a watcher (watchfiles) marks the graph stale as a hint. The server
 never blocks other users of the file: it reads through short-lived read-only connections, and
 its updates go through the indexer, which writes a copy and swaps it in while others read.
 Results are capped in tokens and say so when cut.
@@ -13,13 +13,15 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from . import __version__, db
-from .errors import CodegraphError
+from .discover import Snapshot
+from .errors import CodegraphError, one_line
 from .llm import estimate_tokens
 
 MAX_TOKENS = 4000
@@ -71,6 +73,7 @@ class Graph:
         self._con = None
         self._con_file: tuple | None = None
         self.watching = False
+        self._snapshot: Snapshot | None = None
         self.last_update: dict = {}
         self.last_check_ms = 0.0
         if watch:
@@ -98,15 +101,21 @@ class Graph:
         return True
 
     def fresh(self) -> Path:
-        """Bring the graph up to date if anything changed; returns the database path."""
+        """Bring the graph up to date if anything changed; returns the database path. The watcher
+        only hints: every call compares the files with the snapshot taken before the last update
+        (one stat per folder and file, 4 ms for the stdlib), so an answer right after a save or a
+        delete already sees it, whatever the watcher's debounce."""
         from .indexer import index_repository
 
         started = time.perf_counter()
         with self._lock:
-            if self._stale.is_set() or not self.watching or not self.db_path.exists():
+            if (self._stale.is_set() or self._snapshot is None or not self.db_path.exists()
+                    or self._snapshot.changed()):
                 self._stale.clear()
+                snapshot = Snapshot.of(self.repo)  # before the update reads the files: a later save shows
                 self._close_connection()  # DuckDB will not open a file twice in one process with other settings
                 report = index_repository(self.repo, self.db_path, libraries=self.libraries)
+                self._snapshot = snapshot
                 self.last_update = {"mode": report.mode, "parsed": report.parsed, "deleted": report.deleted,
                                     "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.last_check_ms = (time.perf_counter() - started) * 1000
@@ -135,15 +144,22 @@ class Graph:
     def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
               timeout_s: float = 10.0) -> db.QueryResult:
         """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed."""
-        path = self.fresh()
-        with self._lock:
-            identity = self._identity()
-            if self._worker is None or self._worker_file != identity:
-                if self._worker is not None:
-                    self._worker.close()
-                self._worker, self._worker_file = db.QueryWorker(path), identity
-            worker = self._worker
-        return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s)
+        for _ in range(3):
+            path = self.fresh()
+            retired = None
+            with self._lock:
+                identity = self._identity()
+                if self._worker is None or self._worker_file != identity:
+                    retired = self._worker
+                    self._worker, self._worker_file = db.QueryWorker(path), identity
+                worker = self._worker
+            if retired is not None:
+                retired.close()  # after the request it is answering, if any
+            try:
+                return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s)
+            except db.WorkerClosed:  # replaced by a newer file's worker between the two steps: ask that one
+                continue
+        raise CodegraphError("the graph changed three times during this query: ask again")
 
     def status(self) -> dict:
         started = time.perf_counter()
@@ -196,12 +212,19 @@ def build_server(graph: Graph):
     server = MCPServer("codegraph", version=__version__, instructions=SERVER_INSTRUCTIONS)
 
     def guarded(fn):
+        """Every failure is one line to the client, with its reason and at most 400 characters
+        (an argument is not echoed back whole); a failure that is not codegraph's own also
+        goes to the server's log as one line, never a traceback."""
         @functools.wraps(fn)
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except CodegraphError as exc:  # one line, as an MCP tool error
-                raise ToolError(" ".join(str(exc).split())) from None
+            except CodegraphError as exc:
+                raise ToolError(one_line(str(exc))) from None
+            except Exception as exc:  # noqa: BLE001 - the boundary: a bug or bad input becomes one line
+                message = one_line(f"{fn.__name__} failed: {type(exc).__name__}: {exc}")
+                print(f"codegraph mcp: {message}", file=sys.stderr, flush=True)
+                raise ToolError(message) from None
         return run
 
     def tool(fn):
@@ -235,6 +258,8 @@ def build_server(graph: Graph):
         private helpers. mode: hybrid | bm25 | vector."""
         from .semantic.search import search as run
 
+        if mode not in ("hybrid", "bm25", "vector"):
+            raise CodegraphError(f"mode {mode!r} is not one of hybrid, bm25, vector")
         hits = _with(graph, lambda con: run(con, graph.db_path, query, max(1, min(k, 50)), mode=mode))
         return capped([{k2: h[k2] for k2 in ("qualname", "kind", "signature", "path", "start_line", "docstring",
                                              "why")} for h in hits])

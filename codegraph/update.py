@@ -589,7 +589,16 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
     definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
     or hold) or none."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
-        return scope is not None and any(scope == q or scope.startswith(q + _LOCALS) for q in came_and_went)
+        if scope is None:
+            return False
+        if scope in came_and_went:
+            return True
+        cut = scope.find(_LOCALS)
+        while cut != -1:  # each enclosing function: a set lookup, not a scan of what came and went
+            if scope[:cut] in came_and_went:
+                return True
+            cut = scope.find(_LOCALS, cut + 1)
+        return False
 
     def counted(rows: Iterable[tuple], skip_own: bool = True) -> collections.Counter:
         return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)

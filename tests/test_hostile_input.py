@@ -248,3 +248,132 @@ def test_cycles_and_giant_chains_in_the_flow_analysis_end_and_stay_small(tmp_pat
         assert con.execute("SELECT count(*) FROM calls WHERE caller_qualname = 'evil.g'").fetchone()[0] >= 1
     finally:
         con.close()
+
+
+# -- issue 27 -------------------------------------------------------------------------------------
+
+def test_a_bad_gitignore_pattern_is_reported_and_the_rest_still_applies(tmp_path):
+    """row 13: a lone backslash aborted the index with a GitIgnorePatternError traceback."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "kept.py").write_text("def kept():\n    return 1\n")
+    (repo / "pkg" / "generated.py").write_text("def generated():\n    return 2\n")
+    (repo / ".gitignore").write_text("\\\npkg/generated.py\n")
+    for full in (False, True):
+        report = index_repository(repo, jobs=1, libraries=False, embed=False, full=full)
+        bad = [s for s in report.skipped if s.reason == "bad-ignore-pattern"]
+        assert len(bad) == 1 and bad[0].path == ".gitignore" and "line 1" in bad[0].detail
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    assert {r[0] for r in con.execute("SELECT path FROM files").fetchall()} == {"pkg/__init__.py", "pkg/kept.py"}
+
+
+def test_an_update_that_adds_many_definitions_at_once_stays_linear(tmp_path):
+    """Found while filling a disk for row 20: 300 new files of 200 functions each made an update
+    compare every binding with every new definition (60,000 x 120,000); it spun for minutes."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "base.py").write_text("def base():\n    return 1\n")
+    index_repository(repo, jobs=1, libraries=False, embed=False)
+    for i in range(120):
+        (repo / "pkg" / f"big{i}.py").write_text("".join(f"def g{i}_{j}(a, b=1):\n    return a + b\n"
+                                                         for j in range(200)))
+    import time
+
+    started = time.process_time()
+    report = index_repository(repo, jobs=1, libraries=False, embed=False)
+    assert report.mode in ("update", "full")
+    assert time.process_time() - started < 120  # the quadratic check took hours at this size
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM globals").fetchone()[0] == 1 + 120 * 200
+
+
+def _user_namespaces() -> bool:
+    import shutil
+    import subprocess
+
+    unshare = shutil.which("unshare")
+    return bool(unshare) and subprocess.run([unshare, "--user", "--map-root-user", "--mount", "true"],
+                                            capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _user_namespaces(), reason="needs unshare with user namespaces for a small tmpfs")
+def test_a_full_disk_is_one_line_and_the_graph_stays_intact(tmp_path):
+    """row 20: index and refine on a 6 MB tmpfs that fills up."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(5):
+        (repo / "pkg" / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    shop = tmp_path / "shop"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "shop", shop,
+                    ignore=shutil.ignore_patterns(".codegraph", "__pycache__"))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    cli = f"{sys.executable} -m codegraph.cli"
+    big = ("import sys\nfor i in range(300):\n"
+           "    open(f'{sys.argv[1]}/pkg/big{i}.py', 'w').write(''.join(f'def g{i}_{j}(a, b=1):\\n    return a\\n'"
+           " for j in range(200)))\n")
+    (tmp_path / "big.py").write_text(big)
+    script = f"""
+mount -t tmpfs -o size=6m none {disk} || exit 99
+{cli} index {repo} --db {disk}/g.duckdb --no-libraries --no-embed -q; echo "first=$?"
+{sys.executable} {tmp_path}/big.py {repo}
+{cli} index {repo} --db {disk}/g.duckdb --no-libraries --no-embed -q; echo "second=$?"
+{cli} sql --db {disk}/g.duckdb --json "SELECT count(*) AS n FROM globals"
+head -c 6000000 /dev/zero > {disk}/filler 2>/dev/null; truncate -s -16K {disk}/filler  # room for a probe only
+TMPDIR={disk} {cli} refine --task {shop}/task.json; echo "refine=$?"
+ls {disk}
+"""
+    run = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+                         capture_output=True, text=True, timeout=600)
+    assert "first=0" in run.stdout and "second=1" in run.stdout and "refine=1" in run.stdout, run
+    rows = run.stdout.split("second=1", 1)[1].split("refine=", 1)[0]
+    assert json.loads(rows)["rows"] == [{"n": 5}], rows  # the graph before the failed update, whole
+    errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 2 and all("no space left on the device" in e for e in errors), run.stderr
+    assert "Traceback" not in run.stderr
+    listing = run.stdout.split("refine=1", 1)[1].split()
+    assert listing == ["filler", "g.duckdb", "g.duckdb.lock"], listing  # no scratch copy, no half-written graph
+
+
+def test_a_task_nested_100000_deep_is_one_line(tmp_path):
+    """row 20: json.loads raised RecursionError."""
+    from codegraph.refine.task import TaskError, load_task
+
+    path = tmp_path / "task.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TaskError, match="nests its JSON too deeply"):
+        load_task(path)
+
+
+def test_control_sequences_in_names_never_reach_the_terminal(tmp_path):
+    """row 21: an OSC sequence in a file name went raw to the terminal in `index` and `sql`."""
+    from click.testing import CliRunner
+
+    from codegraph.cli import main
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    evil = "evil\x1b]0;pwned\x07\x9b31m\r.py"
+    (repo / "pkg" / evil).write_text("def broken(:\n")  # a syntax error: the summary lists the file
+    (repo / "pkg" / "ok.py").write_text("def ok():\n    return 1\n")
+    runner = CliRunner()
+    indexed = runner.invoke(main, ["index", str(repo), "--no-libraries", "--no-embed"])
+    queried = runner.invoke(main, ["sql", "--db", str(repo / ".codegraph" / "graph.duckdb"),
+                                   "SELECT path FROM files ORDER BY path"])
+    as_json = runner.invoke(main, ["sql", "--db", str(repo / ".codegraph" / "graph.duckdb"), "--json",
+                                   "SELECT path FROM files ORDER BY path"])
+    for result in (indexed, queried, as_json):
+        assert result.exit_code == 0, result.output
+        assert not any(c in result.output for c in "\x1b\x07\x9b\r"), repr(result.output)
+        assert "evil\\u001b]0;pwned\\u0007" in result.output
+    import json
+
+    paths = [row["path"] for row in json.loads(as_json.output)["rows"]]
+    assert f"pkg/{evil}" in paths  # the JSON's value is the real name

@@ -190,3 +190,81 @@ def test_the_fixture_repository_through_the_server(tmp_path):
     assert '"name":"add"' in out["members"][1] and "shop" in out["imports_for"][1]
     assert json.loads(out["sql"][1])["n"] > 0
     assert _listing(repo) == before
+
+
+def test_concurrent_sql_calls_each_get_their_own_rows(shop):
+    """issue 27, row 6: 60 `sql` calls at once on one query process, each asking for a different
+    number; then the same while the graph is being updated (the worker is replaced meanwhile)."""
+    async def script(session):
+        first = await asyncio.gather(*[_call(session, "sql", query=f"SELECT {i} AS n, repeat('x', {i % 7}) AS pad")
+                                       for i in range(60)])
+        (shop / "shop" / "busy.py").write_text("def busy():\n    return 1\n")
+        second = await asyncio.gather(*[_call(session, "sql", query=f"SELECT {i} AS n FROM classes LIMIT 1")
+                                        for i in range(100, 140)])
+        return first, second
+
+    first, second = asyncio.run(_session(shop, script))
+    for expected, (error, text) in [*zip(range(60), first), *zip(range(100, 140), second)]:
+        assert not error, text
+        assert json.loads(text.splitlines()[0])["n"] == expected, (expected, text)
+
+
+def test_an_answer_right_after_a_save_or_a_delete_sees_it(shop):
+    """issue 27, row 18: no pause between the change on disk and the question, four times each."""
+    count = "SELECT count(*) AS n FROM globals WHERE starts_with(name, 'saved_')"
+
+    async def script(session):
+        seen = []
+        for i in range(4):
+            (shop / "shop" / f"saved_{i}.py").write_text(f"def saved_{i}():\n    return {i}\n")
+            seen.append(await _call(session, "sql", query=count))
+            (shop / "shop" / "saved_0.py").write_text(f"def saved_0(a{i}):\n    return {i}\n")  # same size, new text
+            seen.append(await _call(session, "signature", name="saved_0"))
+        for i in range(4):
+            (shop / "shop" / f"saved_{i}.py").unlink()
+            seen.append(await _call(session, "sql", query=count))
+        return seen
+
+    seen = asyncio.run(_session(shop, script))
+    n = lambda r: json.loads(r[1].splitlines()[0])["n"]  # noqa: E731
+    counts = [n(seen[k]) for k in range(0, 8, 2)] + [n(r) for r in seen[8:]]
+    assert counts == [1, 2, 3, 4, 3, 2, 1, 0], counts
+    for i, k in enumerate(range(1, 8, 2)):
+        assert f"a{i}" in seen[k][1], seen[k]
+
+
+def test_temporary_objects_cannot_outlive_a_call(shop):
+    """issue 27, row 17: a call cannot redefine members_of (or anything) for the next one."""
+    async def script(session):
+        return [await _call(session, "sql", query="CREATE TEMP MACRO members_of(c) AS TABLE SELECT 'evil' AS name"),
+                await _call(session, "sql", query="CREATE TEMP TABLE t AS SELECT 1 AS a"),
+                await _call(session, "sql", query="SELECT 1 AS a; SELECT 2 AS b"),
+                await _call(session, "sql", query="SET VARIABLE x = 1"),
+                await _call(session, "sql", query="PREPARE p AS SELECT 1"),
+                await _call(session, "sql", query="SELECT name FROM members_of('shop.models.Cart') ORDER BY name"),
+                await _call(session, "sql", query="DESCRIBE classes")]
+
+    *refused, members, describe = asyncio.run(_session(shop, script))
+    for error, text in refused:
+        assert error and ("reading statement" in text or "one statement per query" in text), text
+    assert not members[0] and "evil" not in members[1] and '"name":"add"' in members[1]
+    assert not describe[0] and "qualname" in describe[1]
+
+
+def test_failures_that_are_not_codegraphs_own_are_one_short_line(shop):
+    """issue 27, row 19: a bad mode, a NUL in a path, a 10 MB argument: one line each, with the
+    reason, at most a few hundred characters, and no traceback in the server's log."""
+    huge = "x" * (10 * 1024 * 1024)
+
+    async def script(session):
+        return [await _call(session, "search", query="discount", mode="nonsense"),
+                await _call(session, "diagnose", path="shop/\x00report.py"),
+                await _call(session, "signature", name=huge),
+                await _call(session, "sql", query="SELECT '" + huge + "' = 1 AS a FROM nowhere")]
+
+    results = asyncio.run(_session(shop, script))
+    for error, text in results:
+        assert error and "\n" not in text.strip() and len(text) < 600, text[:700]
+    assert "nonsense" in results[0][1] and "null" in results[1][1].lower()
+    log = (shop.parent / "server.log").read_text()
+    assert "Traceback" not in log, log[-2000:]
