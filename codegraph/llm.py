@@ -10,6 +10,7 @@ is abandoned when it passes (a server trickling bytes cannot hold a run).
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -121,6 +122,64 @@ class ReplayModel(ChatModel):
 
 # -- OpenAI-compatible endpoints ----------------------------------------------------------------
 
+MAX_CALL_BYTES = 8 << 20  # what one call (its retries included) may read: a chat answer is a few kB
+MAX_TOTAL_BYTES = 256 << 20  # what one endpoint may send over its whole life
+
+
+class ResponseTooLarge(Exception):
+    """Raised while reading a body past its byte budget; the call is abandoned."""
+
+
+class _Meter:
+    """Bytes read, for one call and over the endpoint's life; reading past either limit raises."""
+
+    def __init__(self, call_limit: float, total: "_Meter | None" = None, total_limit: float = MAX_TOTAL_BYTES) -> None:
+        self.limit, self.total, self.total_limit = call_limit, total, total_limit
+        self.read = 0
+        self.exceeded: str | None = None
+
+    def add(self, size: int) -> None:
+        self.read += size
+        if self.total is not None:
+            self.total.read += size
+        if self.read > self.limit:
+            self.exceeded = "call"
+        elif self.total is not None and self.total.read > self.total_limit:
+            self.exceeded = "total"
+        if self.exceeded:
+            raise ResponseTooLarge(f"more than {self.limit if self.exceeded == 'call' else self.total_limit:.0f} bytes")
+
+
+_current_meter = threading.local()  # the meter of the call running on this thread
+
+
+def _capped_client(openai_module):
+    """The openai client's own HTTP client (httpx, or httpx2 in openai 3), whose every response
+    body is read through the current call's meter: an endpoint that streams without end cannot
+    fill memory before the deadline."""
+    client_class = openai_module.DefaultHttpxClient
+    http = sys.modules[next(c.__module__ for c in client_class.__mro__[1:] if c.__name__ == "Client").split(".")[0]]
+
+    class Capped(http.SyncByteStream):
+        def __init__(self, inner, meter: _Meter) -> None:
+            self.inner, self.meter = inner, meter
+
+        def __iter__(self):
+            for chunk in self.inner:
+                self.meter.add(len(chunk))
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    def meter_response(response) -> None:
+        meter = getattr(_current_meter, "meter", None)
+        if meter is not None:
+            response.stream = Capped(response.stream, meter)
+
+    return client_class(event_hooks={"response": [meter_response]})
+
+
 def openai_client(base_url: str | None, api_key: str | None, *, timeout_s: float, retries: int):
     try:
         import openai
@@ -128,7 +187,7 @@ def openai_client(base_url: str | None, api_key: str | None, *, timeout_s: float
         raise ModelError("the openai client is missing: pip install 'codegraph-duckdb[openai]'",
                          retryable=False) from None
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s,
-                         max_retries=retries)
+                         max_retries=retries, http_client=_capped_client(openai))
 
 
 def describe_failure(exc: BaseException, url: str, what: str) -> ModelError:
@@ -198,7 +257,10 @@ class OpenAIEndpoint:
 
     def __init__(self, base_url: str | None, api_key: str | None, *, env_prefix: str = "CODEGRAPH",
                  timeout_s: float = DEFAULT_TIMEOUT_SECONDS, call_s: float = DEFAULT_CALL_SECONDS,
-                 retries: int = DEFAULT_RETRIES) -> None:
+                 retries: int = DEFAULT_RETRIES, max_call_bytes: int = MAX_CALL_BYTES,
+                 max_total_bytes: float = MAX_TOTAL_BYTES) -> None:
+        self.max_call_bytes, self.max_total_bytes = max_call_bytes, max_total_bytes
+        self._read = _Meter(max_total_bytes)  # over the endpoint's life
         self.base_url = base_url or getenv(f"{env_prefix}_BASE_URL") or getenv("OPENAI_BASE_URL")
         self._api_key = api_key or getenv("CODEGRAPH_API_KEY") or getenv("OPENAI_API_KEY")
         self.timeout_s, self.call_s, self.retries = timeout_s, call_s, retries
@@ -217,7 +279,28 @@ class OpenAIEndpoint:
                                          retries=self.retries)
             client.close()
 
-        return call_with_deadline(lambda: fn(client), deadline, url=self.url, what=what, on_abandon=abandon)
+        meter = _Meter(self.max_call_bytes, self._read, self.max_total_bytes)
+        if self._read.read > self.max_total_bytes:
+            raise ModelError(f"{self.url} has sent more than {self.max_total_bytes / 2**20:.0f} MB in all: no more "
+                             "calls to it", retryable=False)
+
+        def metered():
+            _current_meter.meter = meter
+            try:
+                return fn(client)
+            finally:
+                _current_meter.meter = None
+
+        try:
+            return call_with_deadline(metered, deadline, url=self.url, what=what, on_abandon=abandon)
+        except ModelError:
+            if meter.exceeded == "call":
+                raise ModelError(f"{self.url} sent more than {self.max_call_bytes >> 20} MB for one answer; it was "
+                                 "not read further") from None
+            if meter.exceeded == "total":
+                raise ModelError(f"{self.url} has sent more than {self.max_total_bytes / 2**20:.0f} MB in all: no "
+                                 "more calls to it", retryable=False) from None
+            raise
 
 
 @register("openai")

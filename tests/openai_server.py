@@ -14,7 +14,8 @@ class FakeOpenAI:
     `script` is a list of actions consumed one per request: "ok", "429", "500", "400", "401",
     "404", "timeout" (answer after delay_s), "malformed" (not JSON), "html" (a web page with
     status 200), "retry-after" (429 asking for a 1 s pause), "stall" (say nothing for 60 s),
-    "trickle" (headers, then one byte of the answer every trickle_s); once it is empty every
+    "trickle" (headers, then one byte of the answer every trickle_s), "flood" (a body without end,
+    as fast as it can be read); once it is empty every
     request succeeds. Chat answers come from `answers`.
     """
 
@@ -23,6 +24,7 @@ class FakeOpenAI:
         self.answers = list(answers or [])
         self.dim, self.delay_s, self.trickle_s = dim, delay_s, trickle_s
         self.requests: list[dict] = []
+        self.flooded = 0  # bytes the "flood" action wrote
         self.request_times: list[float] = []
         owner = self
 
@@ -53,6 +55,19 @@ class FakeOpenAI:
                 if action == "trickle":
                     data = json.dumps(self._completion(body, "```python\ndef f():\n    return 1\n```")).encode()
                     self._raw(200, "application/json", data, pause_s=owner.trickle_s)
+                    return
+                if action == "flood":  # a body without end, as fast as the client reads it
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    chunk = b'{"choices": [' + b" " * (1 << 20)
+                    try:
+                        for _ in range(4096):
+                            self.wfile.write(chunk)
+                            owner.flooded += len(chunk)
+                    except OSError:
+                        pass
+                    self.close_connection = True
                     return
                 if action == "malformed":
                     self._raw(200, "application/json", b"{this is not json")

@@ -261,7 +261,7 @@ def test_a_trickling_or_stalled_endpoint_cannot_outlast_the_run(example, action)
 
 
 def test_a_huge_answer_is_refused_before_lint(example):
-    huge = "```python\ndef summarize(cart, rate=0.1):\n" + "    x = 1\n" * 1_500_000 + "    return ''\n```"
+    huge = "```python\ndef summarize(cart, rate=0.1):\n" + "    x = 1\n" * 300_000 + "    return ''\n```"  # 3 MB: read, then refused
     with FakeOpenAI(answers=[huge, f"```python\n{GOOD}```"]) as server:
         model = OpenAIChat("tiny", server.base_url, "k")
         started = time.monotonic()
@@ -361,3 +361,21 @@ def test_a_timeout_in_the_lexical_search_does_not_end_the_run(example, monkeypat
     monkeypatch.setattr(Retriever, "run_template", flaky)
     result = refine(task_from_dict(_data(example), base=example))
     assert result.success
+
+
+def test_an_endpoint_that_floods_an_endless_body_is_cut_off_by_bytes(example):
+    """issue 27, row 8: a body streamed without end grew memory to 1.27 GB before the deadline."""
+    import resource
+
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with FakeOpenAI(script=["flood"] * 8, answers=[f"```python\n{GOOD}```"]) as server:
+        model = OpenAIChat("tiny", server.base_url, "k", retries=1)
+        started = time.monotonic()
+        result = refine(_task_for_model(example, seconds=120, iterations=3), model)
+        elapsed = time.monotonic() - started
+        flooded = server.flooded
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    errors = [it.error for it in result.iterations if it.error]
+    assert errors and all("sent more than 8 MB for one answer" in e and "\n" not in e for e in errors), errors
+    assert elapsed < 60 and grown_mb < 200, (elapsed, grown_mb)
+    assert flooded < 200 << 20  # the client stopped reading; the server did not get to write 4 GB

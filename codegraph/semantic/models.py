@@ -168,8 +168,10 @@ class OpenAIEmbeddings(EmbeddingModel):
 
         self.model = model or getenv("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
         try:
+            # a batch of 64 vectors of 3,072 floats is about 4 MB of JSON; a whole repository has no cap
             self.endpoint = OpenAIEndpoint(base_url, api_key, env_prefix="CODEGRAPH_EMBED", timeout_s=timeout_s,
-                                           call_s=max(timeout_s, 300.0), retries=retries)
+                                           call_s=max(timeout_s, 300.0), retries=retries, max_call_bytes=32 << 20,
+                                           max_total_bytes=float("inf"))
         except ModelError as exc:
             raise EmbeddingError(str(exc)) from None
         self.batch_size = batch_size
