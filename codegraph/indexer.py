@@ -31,13 +31,14 @@ from . import db, library
 from .discover import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile, discover
 from .library import Finder
 from .errors import RepositoryError, SchemaMismatch
-from .extract import FileFacts, UndecodableSource, extract
+from .extract import ExtractionBudget, FileFacts, UndecodableSource, extract
 from .resolution import (RESOLVED_TABLES, build_resolver, class_bases, column_lists, definition_rows, for_resolution,
                          resolve_tables, returns_of_tables, set_class_bases)
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path, write_vectors
 from .semantic.texts import sparse_vectors, term_rows
+from .worker import die_with
 
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
 _TERM_TYPES = tuple(f.type for f in BY_NAME["terms"].arrow_schema())
@@ -79,6 +80,8 @@ def _extract_one(item: tuple[str, str, str, bool]) -> FileFacts | Skip:
         return Skip(path, "unreadable", str(exc))
     except (RecursionError, MemoryError) as exc:
         return Skip(path, "too-complex", type(exc).__name__)
+    except ExtractionBudget as exc:
+        return Skip(path, "too-slow", f"{exc}; the file is left out, the rest of the index goes on")
     except Exception as exc:  # one bad file must never stop the index
         return Skip(path, "error", f"{type(exc).__name__}: {exc}")
 
@@ -158,7 +161,8 @@ def _extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | Non
         # Never forked: the process may run threads (DuckDB's, OpenBLAS's, a server's), and a
         # child forked while one of them holds a lock deadlocks.
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method))
+        pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method),
+                                                      initializer=die_with, initargs=(os.getpid(),))
         results = _completed(pool, work, chunks)
     try:
         for chunk in results:

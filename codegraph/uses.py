@@ -4,6 +4,7 @@ rows these fill."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -24,33 +25,77 @@ def _shorten(value: str | None) -> str | None:
     return value[:_VALUE_LIMIT] + "..." if value is not None and len(value) > _VALUE_LIMIT else value
 
 
+def _callee_text(src: bytes, start: int, end: int) -> tuple[str, bool]:
+    """(the callee as stored, whether that is all of it): whitespace runs as one space, at most
+    _VALUE_LIMIT characters. Only a window of the source is read, so that a chain of 20,000 calls
+    (each callee spanning all before it) costs linear time, not quadratic."""
+    window = 4 * _VALUE_LIMIT
+    while True:
+        cut = min(end, start + window)
+        text = src[start:cut].decode("utf-8", "replace")
+        if "\n" in text or "  " in text:
+            text = " ".join(text.split())
+        if len(text) > _VALUE_LIMIT:
+            return text[:_VALUE_LIMIT] + "...", False
+        if cut == end:
+            return text, True
+        window *= 4  # mostly whitespace: read further
+
+
+class _ArgumentsAfter:
+    """A call's argument list found from its callee without asking for the callee's parent:
+    tree-sitter finds a parent by walking down from the root, so in a chain of 20,000 calls
+    that made extraction quadratic (and so does a query pattern on a call's second child: the
+    query keeps a pending match for every call it is inside of). The arguments are the first
+    argument list (or generator) after the callee with nothing but blanks, comments and line
+    continuations between."""
+
+    def __init__(self, src: bytes, nodes: list[Node]) -> None:
+        self.src = src
+        self.nodes = sorted(nodes, key=lambda n: n.start_byte)
+        self.starts = [n.start_byte for n in self.nodes]
+
+    def __call__(self, callee: Node) -> Node | None:
+        at = bisect.bisect_left(self.starts, callee.end_byte)
+        if at == len(self.starts):
+            return None
+        gap = self.src[callee.end_byte:self.starts[at]]
+        if gap and _BLANK.sub(b"", gap):
+            return None
+        return self.nodes[at]
+
+
+_BLANK = re.compile(rb"(?:\s|\\\r?\n|#[^\n]*)+")
+
+
 class Uses:
     """Mixed into the extractor."""
 
-    def collect_calls(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
+    def collect_calls(self, nodes: list[Node], argument_nodes: list[Node], module_scope: _Scope,
+                      intervals: list[_Scope]) -> None:
         out = self.rows["calls"]
         src = self.src
+        arguments_after = _ArgumentsAfter(src, argument_nodes)
         for callee, scope in self._sweep(nodes, module_scope, intervals):
-            text = src[callee.start_byte : callee.end_byte].decode("utf-8", "replace")
-            if "\n" in text or "  " in text:
-                text = " ".join(text.split())
-            if len(text) > _VALUE_LIMIT:
-                text = text[:_VALUE_LIMIT] + "..."
+            text, whole = _callee_text(src, callee.start_byte, callee.end_byte)
             kind = callee.type
             if kind == "identifier":
                 name = text
             elif kind == "attribute":
-                name = text.rpartition(".")[2].strip()
+                if whole:
+                    name = text.rpartition(".")[2].strip()
+                else:  # the text is cut: the name is the attribute's own
+                    attribute = callee.child_by_field_name("attribute")
+                    name = src[attribute.start_byte:attribute.end_byte].decode("utf-8", "replace") if attribute else None
             else:
                 name = None
             sp, ep = callee.start_point, callee.end_point
             out.append(CallRow(file_id=self.file_id, caller_id=scope.id, caller_qualname=scope.qualname,
                                line=sp[0] + 1, col=sp[1], end_line=ep[0] + 1, end_col=ep[1], callee_text=text,
-                               callee_name=name, kind="call", arguments=self.arguments(callee.parent)))
+                               callee_name=name, kind="call", arguments=self.arguments(arguments_after(callee))))
 
-    def arguments(self, call: Node) -> list[str]:
+    def arguments(self, node: Node | None) -> list[str]:
         """The arguments of a call as written: `x`, `name=x`, `*xs`, `**kw` (shortened)."""
-        node = call.child_by_field_name("arguments")
         if node is None:
             return []
         if node.type != "argument_list":  # f(x for x in y)

@@ -7,7 +7,51 @@ parent may hold DuckDB connections and threads.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
+import shutil
+import threading
+import time
 from typing import Any, Callable
+
+
+def die_with(parent: int) -> None:
+    """End this process as soon as `parent` ends, even by SIGKILL: helper processes (parsing
+    workers, which the forkserver started, and the lint and query workers) would otherwise live
+    on, and keep the forkserver and the resource tracker alive with them. A parsing worker also
+    removes the forkserver's socket folder (pymp-*), which only the dead parent would have."""
+    def watch() -> None:
+        try:
+            handle = os.pidfd_open(parent)
+        except (AttributeError, OSError):  # no pidfd (before Linux 5.3): poll
+            handle = None
+        while True:
+            if handle is not None:
+                select.select([handle], [], [])
+                break
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(1.0)
+        try:
+            from multiprocessing import forkserver
+
+            address = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_address", None)
+            folder = os.path.dirname(address) if isinstance(address, str) else ""
+            if os.path.basename(folder).startswith("pymp-"):
+                shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os._exit(1)
+
+    threading.Thread(target=watch, name="codegraph-parent-watch", daemon=True).start()
+
+
+def _child(parent: int, target: Callable, *args) -> None:
+    die_with(parent)
+    target(*args)
 
 
 class WorkerTimeout(Exception):
@@ -47,7 +91,8 @@ class Worker:
     def start(self, timeout_s: float = 60.0) -> Any:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
-        self._process = context.Process(target=self.target, args=(child, *self.args), daemon=True, name=self.name)
+        self._process = context.Process(target=_child, args=(os.getpid(), self.target, child, *self.args),
+                                        daemon=True, name=self.name)
         self._process.start()
         child.close()
         self._connection = parent

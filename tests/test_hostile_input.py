@@ -377,3 +377,135 @@ def test_control_sequences_in_names_never_reach_the_terminal(tmp_path):
 
     paths = [row["path"] for row in json.loads(as_json.output)["rows"]]
     assert f"pkg/{evil}" in paths  # the JSON's value is the real name
+
+
+def test_chains_of_calls_are_extracted_in_linear_time(tmp_path):
+    """row 9: `x = a` + `.b()` x 20,000 took 24 s (each callee's parent found from the root, each
+    callee's text copied whole), 200,000 did not finish in 120 s."""
+    import time
+
+    from codegraph.extract import extract
+
+    timings = {}
+    for n in (2_000, 20_000, 200_000):
+        source = ("x = a" + ".b()" * n + "\nprint(len(x), sep=', ')\n").encode()
+        started = time.process_time()
+        facts = extract(source, "chain.py", "chain", False)
+        timings[n] = time.process_time() - started
+        calls = facts.rows["calls"]
+        assert any(c.callee_text == "print" and c.arguments == ["len(x)", "sep=', '"] for c in calls)
+        chained = [c for c in calls if c.callee_name == "b"]
+        assert chained and all(len(c.callee_text) <= 243 for c in chained)
+    assert timings[200_000] < 30, timings  # 100x the calls of 2,000, never 10,000x the time
+
+
+def test_a_file_past_its_time_budget_is_skipped_and_reported(tmp_path, monkeypatch):
+    """row 9: a per-file budget; a file that needs more is reported, the index goes on."""
+    import codegraph.extract as extract_module
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "ok.py").write_text("def ok():\n    return 1\n")
+    (repo / "pkg" / "slow.py").write_text("".join(f"def f{i}():\n    return g{i}()\n" for i in range(3000)))
+    real = extract_module.extract
+
+    def slow_for_one(data, path, module, is_package, budget_s=None):
+        return real(data, path, module, is_package, budget_s=0 if path.endswith("slow.py") else budget_s)
+
+    monkeypatch.setattr("codegraph.indexer.extract", slow_for_one)
+    report = index_repository(repo, jobs=1, libraries=False, embed=False)
+    skipped = {s.path: (s.reason, s.detail) for s in report.skipped}
+    assert skipped["pkg/slow.py"][0] == "too-slow" and "longer than" in skipped["pkg/slow.py"][1]
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    assert [r[0] for r in con.execute("SELECT path FROM files").fetchall()] == ["pkg/ok.py"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def test_helpers_die_with_an_indexer_killed_by_sigkill(tmp_path):
+    """row 16: after kill -9 of the indexer, the forkserver, the resource tracker and the parsing
+    workers lived on, and a pymp-* folder stayed."""
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(600):
+        (repo / "pkg" / f"m{i}.py").write_text("".join(f"def f{j}(a, b=1):\n    return g(a).h(b)\n"
+                                                       for j in range(150)))
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "codegraph.cli", "index", str(repo), "--no-libraries",
+                             "--no-embed", "-q", "-j", "2"], env={**os.environ, "TMPDIR": str(private_tmp)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, helpers = time.monotonic() + 60, set()
+        while time.monotonic() < deadline and len(helpers) < 4:  # tracker, forkserver, two workers
+            helpers = _descendants(proc.pid)
+            time.sleep(0.05)
+        assert len(helpers) >= 4 and proc.poll() is None, helpers
+        assert any(p.name.startswith("pymp-") for p in private_tmp.iterdir())
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in helpers if _alive(p)] == []
+        assert not any(p.name.startswith("pymp-") for p in private_tmp.iterdir()), list(private_tmp.iterdir())
+    finally:
+        proc.kill()
+        for pid in _descendants(proc.pid):
+            os.kill(pid, 9)
+
+
+def test_a_query_worker_dies_with_its_parent(tmp_path, mini_db):
+    """row 16, the MCP server's and refine's helpers: the query process ends with its parent."""
+    import subprocess
+    import sys
+    import time
+
+    script = (f"from codegraph.db import QueryWorker\n"
+              f"w = QueryWorker({str(mini_db)!r})\n"
+              "w.run('SELECT 1')\n"
+              "print('ready', flush=True)\n"
+              "import time; time.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        helpers = _descendants(proc.pid)
+        assert helpers
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in helpers if _alive(p)] == []
+    finally:
+        proc.kill()
