@@ -1,7 +1,7 @@
 """Replay upstream releases as edits: does an update still equal a full rebuild?
 
     python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] [--stdlib-edits] \
-        [--out benchmarks/results/update_replay.json]
+        [--asyncio] [--out benchmarks/results/update_replay.json]
 
 Each pair is two releases of one project (pinned sdists from PyPI, or two folders). A copy of the
 older one is indexed; then its .py files are replaced, added or removed one at a time, in path
@@ -61,10 +61,12 @@ def changed_files(old: Path, new: Path) -> list[str]:
                   if p not in before or p not in after or not filecmp.cmp(old / p, new / p, shallow=False))
 
 
-def replay(old: Path, new: Path, work: Path, every: int = 1) -> dict:
+def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = False) -> dict:
+    """With `libraries`, the graph holds the library layer too (the standard library and the
+    packages the project imports), whose functions' returns project calls may read."""
     repo = work / "repo"
     shutil.copytree(old, repo)
-    index_repository(repo, embed=False, libraries=False)
+    index_repository(repo, embed=False, libraries=libraries)
     steps = changed_files(old, new)
     seconds, differences, compared = [], [], 0
     for n, path in enumerate(steps):
@@ -74,11 +76,11 @@ def replay(old: Path, new: Path, work: Path, every: int = 1) -> dict:
         else:
             (repo / path).unlink()
         started = time.perf_counter()
-        updated = index_repository(repo, embed=False, libraries=False)
+        updated = index_repository(repo, embed=False, libraries=libraries)
         seconds.append(time.perf_counter() - started)
         if (n + 1) % every and n + 1 != len(steps):
             continue
-        rebuilt = index_repository(repo, work / "rebuilt.duckdb", embed=False, libraries=False)
+        rebuilt = index_repository(repo, work / "rebuilt.duckdb", embed=False, libraries=libraries)
         mine, theirs = table_rows(updated.db_path), table_rows(rebuilt.db_path)
         compared += 1
         for table in TABLES:
@@ -103,6 +105,19 @@ def stdlib_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
     return old, new
 
 
+def asyncio_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
+    """The standard library's asyncio package, and the same with a comment appended to
+    unix_events.py: replayed with the library layer, where `stdin_w.close()` (stdin_w from
+    `socket.socketpair()`) resolved through the library after an update and to nothing after a
+    rebuild (issue 27, row 12)."""
+    old, new = scratch / "old", scratch / "new"
+    for side in (old, new):
+        copy_tree(stdlib / "asyncio", side / "asyncio")
+    target = new / "asyncio" / "unix_events.py"
+    target.write_text(target.read_text(encoding="utf-8") + "# comment\n", encoding="utf-8")
+    return old, new
+
+
 def _tree(spec: str, scratch: Path) -> Path:
     """A folder as it is, or a pinned sdist from PyPI, extracted."""
     if Path(spec).is_dir():
@@ -119,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--every", type=int, default=1, help="compare with a rebuild every N updates")
     parser.add_argument("--stdlib-edits", action="store_true",
                         help="also replay this Python's standard library into a copy edited as cost_bench.SCALE_EDITS says")
+    parser.add_argument("--asyncio", action="store_true",
+                        help="also replay a comment appended to asyncio/unix_events.py, with the library layer")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
     args = parser.parse_args(argv)
     if args.every < 1:
@@ -128,14 +145,19 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--pair {spec}: give a folder that exists or a pinned release, name==version")
     results = {"measured": time.strftime("%Y-%m-%d"), "pairs": []}
     pairs = [*(args.pair or DEFAULT_PAIRS), *([("stdlib", "stdlib edited as cost_bench.SCALE_EDITS")]
-                                              if args.stdlib_edits else [])]
+                                              if args.stdlib_edits else []),
+             *([("asyncio", "asyncio with a comment, library layer")] if args.asyncio else [])]
     for old_spec, new_spec in pairs:
         with tempfile.TemporaryDirectory(prefix="codegraph-replay-") as tmp:
+            stdlib = Path(sysconfig.get_paths()["stdlib"])
             if old_spec == "stdlib" and args.stdlib_edits:
-                old, new = stdlib_pair(Path(sysconfig.get_paths()["stdlib"]), Path(tmp) / "trees")
+                old, new = stdlib_pair(stdlib, Path(tmp) / "trees")
+            elif old_spec == "asyncio" and args.asyncio:
+                old, new = asyncio_pair(stdlib, Path(tmp) / "trees")
             else:
                 old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
-            result = {"old": old_spec, "new": new_spec, **replay(old, new, Path(tmp), args.every)}
+            result = {"old": old_spec, "new": new_spec,
+                      **replay(old, new, Path(tmp), args.every, libraries=old_spec == "asyncio")}
         results["pairs"].append(result)
         print(f"{old_spec} -> {new_spec}: {result['files_changed']} files, {result['steps_compared']} compared, "
               f"{len(result['differences'])} differing tables; update median {result['update_median_s']} s")

@@ -495,9 +495,12 @@ def _full_build(root: Path, target: Path, found, jobs: int, progress: Progress |
                     returns_of_tables(tables["bindings"], lib_tables["bindings"]))
                 classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
                 tables = for_resolution(resolver, tables)
+                # the library's local names too, before any call is answered: a project call may read
+                # what a library function returns (`a, b = socket.socketpair()`), as an update does
+                # through its scope loader
+                lib_tables = for_resolution(resolver, lib_tables)
                 resolve_tables(resolver, tables, modules, jobs=resolve_jobs, emit=writer.put)
                 del tables
-                lib_tables = for_resolution(resolver, lib_tables)
                 resolve_tables(resolver, lib_tables, modules, jobs=resolve_jobs,
                                emit=lambda name, table: writer.put(f"{LIBRARY_SCHEMA}.{name}", table))
                 del lib_tables

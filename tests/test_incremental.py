@@ -280,3 +280,22 @@ def test_a_build_defers_full_collections_and_leaves_the_process_settings_as_it_f
     finally:
         gc.set_threshold(*before_gc)
     assert pa.default_memory_pool().backend_name == before_pool
+
+
+def test_an_update_with_the_library_layer_equals_a_rebuild_on_asyncio(tmp_path):
+    """issue 27, row 12: a comment appended to asyncio/unix_events.py; after the update
+    `stdin_w.close()` (stdin_w from `socket.socketpair()`) resolved to socket.socket.close through
+    the library, after a rebuild to nothing: a full build now reads library functions' names
+    before it answers the project's calls, as an update's scope loader does."""
+    import sysconfig
+    from pathlib import Path
+
+    from benchmarks.update_replay import asyncio_pair, replay
+
+    old, new = asyncio_pair(Path(sysconfig.get_paths()["stdlib"]), tmp_path / "trees")
+    result = replay(old, new, tmp_path / "work", libraries=True)
+    assert result["files_changed"] == 1 and result["steps_compared"] == 1
+    assert result["differences"] == []
+    con = duckdb.connect(str(tmp_path / "work" / "repo" / ".codegraph" / "graph.duckdb"), read_only=True)
+    assert con.execute("SELECT DISTINCT resolved_callee FROM calls WHERE callee_text = 'stdin_w.close'").fetchall() \
+        == [("socket.socket.close",)]
