@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
+import struct
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -47,6 +50,7 @@ class Discovery:
     # every folder walked, .gitignore read and .py file looked at (skipped ones too): what a change
     # to the set of indexed files would touch (Snapshot)
     looked_at: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)  # the folders walked, absolute
 
 
 def _is_virtualenv(dirpath: str, filenames: list[str]) -> bool:
@@ -148,6 +152,7 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         result.looked_at.append(dirpath)
+        result.folders.append(dirpath)
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
         ignores = [(p, s) for p, s in ignores if not p or rel_dir == p or rel_dir.startswith(p + "/")]
@@ -232,33 +237,111 @@ RACY_NS = 200_000_000  # a file changed this close to a snapshot may change agai
 
 @dataclass
 class Snapshot:
-    """What a repository's files looked like just before it was indexed: enough to tell, with one
-    stat per folder and file, whether the index still matches the disk (a file saved, added or
-    deleted changes its own or its folder's mtime). What changed within RACY_NS before the
+    """What a repository's files looked like just before it was indexed, to tell whether the index
+    still matches the disk. On Linux, an inotify watch on every folder walked: the kernel queues
+    an event inside the very write, rename or unlink that makes it, so whatever finished before
+    a question is in the queue when the question reads it, and reading it costs one syscall.
+    Elsewhere (or past the watch limit), one stat per folder and file (a file saved, added or
+    deleted changes its own or its folder's mtime; what changed within RACY_NS before the
     snapshot is compared by content too, since a second change in the same clock tick keeps the
-    mtime ("racy git")."""
+    mtime, "racy git")."""
 
     taken_ns: int
     stats: dict[str, tuple[int, int, int]]  # path -> (mtime_ns, size, inode)
     racy: dict[str, object]  # path -> file digest or folder listing, for recent changes
+    watch: "_Inotify | None" = None
 
     @classmethod
     def of(cls, root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> "Snapshot":
         taken = time.time_ns()
         found = discover(root, max_file_size)
+        watch = _Inotify.of(found.folders)  # before the stats: a change after them is seen
+        if watch is not None:  # a folder made while the first walk ran has no watch yet: walk again
+            watched = set(found.folders)
+            if not watch.add([f for f in discover(root, max_file_size).folders if f not in watched]):
+                watch.close()
+                watch = None
         stats, racy = {}, {}
         for path in found.looked_at:
             state = _state(path)
             stats[path] = state
             if state is not None and state[0] >= taken - RACY_NS:
                 racy[path] = _content(path)
-        return cls(taken, stats, racy)
+        return cls(taken, stats, racy, watch)
 
     def changed(self) -> bool:
+        if self.watch is not None:
+            return self.watch.changed()
         for path, state in self.stats.items():
             if _state(path) != state:
                 return True
         return any(_content(path) != content for path, content in self.racy.items())
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
+
+
+class _Inotify:
+    """Linux inotify, read without blocking. Events that cannot change the graph (a log file, an
+    editor's swap file) are ignored; a folder created, moved or deleted, a .py or .gitignore file
+    written, moved or deleted, and a lost event (queue overflow) are changes. Once a change is
+    seen it stays seen (the next update takes a new snapshot). Not watchfiles: it hands events
+    over from its own thread after a debounce, so it cannot say whether a save that already
+    returned is queued; a non-blocking read of the kernel's queue can."""
+
+    _MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800  # MODIFY ATTRIB CLOSE_WRITE MOVED_* CREATE DELETE*
+    _ISDIR, _OVERFLOW, _IGNORED = 0x40000000, 0x4000, 0x8000
+    _libc = None
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.seen = False
+
+    @classmethod
+    def of(cls, folders: list[str]) -> "_Inotify | None":
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            if cls._libc is None:
+                cls._libc = ctypes.CDLL(None, use_errno=True)
+            fd = cls._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        if fd < 0:
+            return None
+        watch = cls(fd)
+        if not watch.add(folders):
+            watch.close()  # past max_user_watches: the stats instead
+            return None
+        return watch
+
+    def add(self, folders: list[str]) -> bool:
+        return all(self._libc.inotify_add_watch(self.fd, os.fsencode(folder), self._MASK) >= 0 for folder in folders)
+
+    def changed(self) -> bool:
+        while not self.seen:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return False
+            except OSError:
+                self.seen = True
+                break
+            at = 0
+            while at + 16 <= len(data):
+                _wd, mask, _cookie, length = struct.unpack_from("iIII", data, at)
+                name = data[at + 16: at + 16 + length].rstrip(b"\0")
+                at += 16 + length
+                if mask & (self._ISDIR | self._OVERFLOW | self._IGNORED) or name.endswith((b".py", b".gitignore")):
+                    self.seen = True
+        return self.seen
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _state(path: str) -> tuple[int, int, int] | None:

@@ -1,8 +1,9 @@
 """`codegraph mcp`: the graph as tools for coding agents, over the Model Context Protocol (stdio).
 
-Every answer reflects the repository as it is on disk: each tool call compares the files with a
-snapshot taken at the last update and updates the graph incrementally before it answers when
-anything changed; a watcher (watchfiles) marks the graph stale as a hint. The server
+Every answer reflects the repository as it is on disk: each tool call asks the snapshot taken at
+the last update whether any file changed since (an inotify queue on Linux, the files' stats
+elsewhere) and updates the graph incrementally before it answers when one did; a watcher
+(watchfiles) marks the graph stale as a hint. The server
 never blocks other users of the file: it reads through short-lived read-only connections, and
 its updates go through the indexer, which writes a copy and swaps it in while others read.
 Results are capped in tokens and say so when cut.
@@ -10,6 +11,7 @@ Results are capped in tokens and say so when cut.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import json
 import os
@@ -17,13 +19,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from . import __version__, db
 from .discover import Snapshot
 from .errors import CodegraphError, one_line
 from .llm import estimate_tokens
 
+T = TypeVar("T")
 MAX_TOKENS = 4000
 _SQL_ROWS = 200
 
@@ -74,6 +77,7 @@ class Graph:
         self._con_file: tuple | None = None
         self.watching = False
         self._snapshot: Snapshot | None = None
+        self._checker = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="codegraph-fresh")
         self.last_update: dict = {}
         self.last_check_ms = 0.0
         if watch:
@@ -100,26 +104,47 @@ class Graph:
         threading.Thread(target=run, name="codegraph-watch", daemon=True).start()
         return True
 
-    def fresh(self) -> Path:
+    def fresh(self, compare: bool = True) -> Path:
         """Bring the graph up to date if anything changed; returns the database path. The watcher
-        only hints: every call compares the files with the snapshot taken before the last update
-        (one stat per folder and file, 4 ms for the stdlib), so an answer right after a save or a
-        delete already sees it, whatever the watcher's debounce."""
+        only hints: the files are compared with the snapshot taken before the last update
+        (discover.Snapshot: an inotify queue read, or one stat per folder and file), so an answer
+        right after a save or a delete already sees it, whatever the watcher's debounce. `compare=False` leaves the
+        comparison to the caller (`answer` runs it beside the question)."""
         from .indexer import index_repository
 
         started = time.perf_counter()
         with self._lock:
             if (self._stale.is_set() or self._snapshot is None or not self.db_path.exists()
-                    or self._snapshot.changed()):
+                    or (compare and self._snapshot.changed())):
                 self._stale.clear()
                 snapshot = Snapshot.of(self.repo)  # before the update reads the files: a later save shows
                 self._close_connection()  # DuckDB will not open a file twice in one process with other settings
                 report = index_repository(self.repo, self.db_path, libraries=self.libraries)
+                if self._snapshot is not None:
+                    self._snapshot.close()
                 self._snapshot = snapshot
                 self.last_update = {"mode": report.mode, "parsed": report.parsed, "deleted": report.deleted,
                                     "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.last_check_ms = (time.perf_counter() - started) * 1000
         return self.db_path
+
+    def answer(self, work: Callable[[], T]) -> T:
+        """work() on the graph as it stands while another thread compares the files with the
+        snapshot, so the stats overlap the question instead of preceding it; when the files
+        changed, the graph is updated and work() runs again. What comes back always matches the
+        files as they were when the call came."""
+        self.fresh(compare=False)
+        check = self._checker.submit(self._snapshot.changed)
+        try:
+            result, failure = work(), None
+        except Exception as exc:  # noqa: BLE001 - an answer from a stale graph, right or wrong, is not final
+            result, failure = None, exc
+        if check.result():
+            self.fresh()
+            return work()
+        if failure is not None:
+            raise failure
+        return result
 
     def _identity(self) -> tuple:
         st = os.stat(self.db_path)
@@ -127,8 +152,9 @@ class Graph:
 
     def connect(self):
         """A cursor on a read-only connection to the current file, kept open between calls and
-        opened again when the file was replaced (by this server's update or another index run)."""
-        path = self.fresh()
+        opened again when the file was replaced (by this server's update or another index run).
+        Freshness is the caller's (`answer`)."""
+        path = self.fresh(compare=False)
         with self._lock:
             identity = self._identity()
             if self._con is None or self._con_file != identity:
@@ -143,9 +169,10 @@ class Graph:
 
     def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
               timeout_s: float = 10.0) -> db.QueryResult:
-        """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed."""
+        """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed.
+        Freshness is the caller's (`answer`)."""
         for _ in range(3):
-            path = self.fresh()
+            path = self.fresh(compare=False)
             retired = None
             with self._lock:
                 identity = self._identity()
@@ -175,6 +202,9 @@ class Graph:
 
     def close(self) -> None:
         self._stop.set()
+        self._checker.shutdown(wait=False)
+        if self._snapshot is not None:
+            self._snapshot.close()
         with self._lock:
             self._close_connection()
             if self._worker is not None:
@@ -191,11 +221,14 @@ def _found(graph: Graph, fn, missing: str) -> str:
 
 
 def _with(graph: Graph, fn):
-    con = graph.connect()
-    try:
-        return fn(con)
-    finally:
-        con.close()
+    def work():
+        con = graph.connect()
+        try:
+            return fn(con)
+        finally:
+            con.close()
+
+    return graph.answer(work)
 
 
 SERVER_INSTRUCTIONS = """A code graph of one Python repository in DuckDB: modules, classes, members (inherited ones
@@ -236,7 +269,7 @@ def build_server(graph: Graph):
         """Run one read-only SELECT (or WITH) over the graph: no writes, no file or network access, a
         10 s limit, at most max_rows rows (200 at most). The macros (members_of, callers_of, ...) work
         here; see the `schema` tool. Rows come back as JSON lines, capped in tokens."""
-        result = graph.query(query, max_rows=max(1, min(max_rows, _SQL_ROWS)))
+        result = graph.answer(lambda: graph.query(query, max_rows=max(1, min(max_rows, _SQL_ROWS))))
         rows = [dict(zip(result.columns, r)) for r in result.rows]
         text = capped(rows)
         if result.truncated:

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+import time
 
 import duckdb
 import pytest
@@ -299,3 +300,37 @@ def test_an_update_with_the_library_layer_equals_a_rebuild_on_asyncio(tmp_path):
     con = duckdb.connect(str(tmp_path / "work" / "repo" / ".codegraph" / "graph.duckdb"), read_only=True)
     assert con.execute("SELECT DISTINCT resolved_callee FROM calls WHERE callee_text = 'stdin_w.close'").fetchall() \
         == [("socket.socket.close",)]
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["inotify", "stats"])
+def test_a_snapshot_sees_every_change_at_once(tmp_path, watch):
+    """issue 27, row 18: what `codegraph mcp` asks before every answer. An edit of the same size
+    right after the snapshot, a new file, a new folder, a deletion: each seen with no pause; a
+    file the graph cannot hold (notes.txt) is not a change."""
+    from codegraph.discover import Snapshot
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("A = 1\n")
+
+    def snapshot():
+        taken = Snapshot.of(repo)
+        if not watch:
+            taken.close()
+        elif taken.watch is None:
+            pytest.skip("no inotify here")
+        return taken
+
+    edits = [lambda: (repo / "pkg" / "a.py").write_text("A = 2\n"),
+             lambda: (repo / "pkg" / "b.py").write_text("B = 1\n"),
+             lambda: (repo / "pkg" / "sub").mkdir(),
+             lambda: (repo / "pkg" / "sub" / "c.py").write_text("C = 1\n"),
+             lambda: (repo / "pkg" / "b.py").unlink(),
+             lambda: (repo / ".gitignore").write_text("pkg/a.py\n")]
+    for edit in edits:
+        taken = snapshot()
+        (repo / "notes.txt").write_text(str(time.time()))
+        assert watch is False or not taken.changed()  # the stats see notes.txt's folder change
+        edit()
+        assert taken.changed(), edit
+        taken.close()

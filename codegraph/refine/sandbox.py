@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,23 +324,30 @@ def _drain(fd: int, tail: _Tail) -> None:
 # -- the caller's own process ----------------------------------------------------------------------
 
 _PR_SET_DUMPABLE, _PR_GET_DUMPABLE = 4, 3
+_dumpable_lock = threading.Lock()
+_dumpable_state = {"runs": 0, "before": None}
 
 
 class _undumpable:
     """While fenced code runs, this process is not dumpable: its /proc files (environ, mem) belong
-    to root and no process of this user may read or trace it. Restored afterwards."""
+    to root and no process of this user may read or trace it. Restored when the last run of any
+    thread ends."""
 
     def __enter__(self):
-        self.before = None
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            self.before = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
-            libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-            self.libc = libc
-        except (OSError, AttributeError):
-            pass
+        with _dumpable_lock:
+            if _dumpable_state["runs"] == 0:
+                try:
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    _dumpable_state["before"] = (libc, libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0))
+                    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+                except (OSError, AttributeError):
+                    _dumpable_state["before"] = None
+            _dumpable_state["runs"] += 1
         return self
 
     def __exit__(self, *exc):
-        if self.before is not None and self.before > 0:
-            self.libc.prctl(_PR_SET_DUMPABLE, self.before, 0, 0, 0)
+        with _dumpable_lock:
+            _dumpable_state["runs"] -= 1
+            before = _dumpable_state["before"]
+            if _dumpable_state["runs"] == 0 and before is not None and before[1] > 0:
+                before[0].prctl(_PR_SET_DUMPABLE, before[1], 0, 0, 0)
