@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from . import __version__, db
+from . import __version__, db, query_worker
 from .environment import withhold_secrets
 from .errors import CodegraphError, system_refusal, terminal_safe
 from .formatting import as_csv, as_json, as_table, index_summary
@@ -121,7 +121,7 @@ def sql(query, db_path, fmt, max_rows, timeout):
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. "
                                "\"SELECT kind, count(*) FROM symbols GROUP BY kind\"")
-    result = db.query_database(db.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
+    result = query_worker.query_database(db.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
     echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
 
 

@@ -20,7 +20,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .schema import BY_NAME, EXTRACTED
-from .uses import _VALUE_LIMIT, CallRow, Uses, _shorten
+from .uses import _VALUE_LIMIT, CallRow, Scope, Uses, _shorten
 
 LANGUAGE = Language(tree_sitter_python.language())
 
@@ -151,18 +151,6 @@ def decode_source(data: bytes) -> str:
         raise UndecodableSource(f"not valid {encoding}: {exc}") from None
 
 
-@dataclass(slots=True)
-class _Scope:
-    kind: str  # module | class | function
-    qualname: str
-    id: int
-    start: int
-    end: int
-    class_scope: "_Scope | None" = None  # for a method: the class it belongs to
-    self_name: str | None = None  # for a method: its first parameter, the instance
-    member_names: set | None = None  # for a class: names defined in the body
-
-
 class _Extractor(Uses):
     def __init__(self, src: bytes, path: str, module: str, is_package: bool, file_id: int,
                  deadline: float = float("inf")):
@@ -234,13 +222,13 @@ class _Extractor(Uses):
     # -- the walk -------------------------------------------------------------------------
     def run(self, tree) -> None:
         root = tree.root_node
-        module_scope = _Scope("module", self.module, self.new_id("module", self.module),
+        module_scope = Scope("module", self.module, self.new_id("module", self.module),
                               root.start_byte, root.end_byte)
         cursor = QueryCursor(_QUERY)
         cursor.set_max_start_depth(MAX_QUERY_DEPTH)
         captures = cursor.captures(root)
-        scopes: dict[int, _Scope] = {root.id: module_scope}
-        intervals: list[_Scope] = []
+        scopes: dict[int, Scope] = {root.id: module_scope}
+        intervals: list[Scope] = []
         defs = sorted(captures.get("def", []), key=lambda n: n.start_byte)
         classes: dict[str, tuple] = {}  # a name defined twice: the later definition wins, as at run time
         functions: dict[str, tuple] = {}  # qualname -> (table, row, params node, owner id)
@@ -271,7 +259,7 @@ class _Extractor(Uses):
             path=self.path, is_package=self.is_package, docstring=self.docstring(root), all_names=all_names,
             start_line=1, end_line=line_count(self.src)))
 
-    def definition(self, node: Node, outer: _Scope, classes: dict, functions: dict) -> _Scope:
+    def definition(self, node: Node, outer: Scope, classes: dict, functions: dict) -> Scope:
         name = self.text(node.child_by_field_name("name")) or "?"
         if outer.kind == "function":
             qualname = f"{outer.qualname}.<locals>.{name}"
@@ -298,7 +286,7 @@ class _Extractor(Uses):
 
         if node.type == "class_definition":
             sid = classes[qualname].id if qualname in classes else self.new_id("class", qualname)
-            scope = _Scope("class", qualname, sid, node.start_byte, node.end_byte, member_names=set())
+            scope = Scope("class", qualname, sid, node.start_byte, node.end_byte, member_names=set())
             bases, metaclass = [], None
             superclasses = node.child_by_field_name("superclasses")
             # type(C).__new__ runs the __init_subclass__ of a base and the __set_name__ of what the
@@ -360,7 +348,7 @@ class _Extractor(Uses):
                 sid = functions[qualname][3]
             else:
                 sid = self.new_id("member", qualname) if is_member else stable_id(self.path, "member", qualname)
-            scope = _Scope("function", qualname, sid, node.start_byte, node.end_byte, class_scope=outer,
+            scope = Scope("function", qualname, sid, node.start_byte, node.end_byte, class_scope=outer,
                            self_name=first_param if kind in ("method", "property", "property-accessor") else None)
             if is_member:
                 outer.member_names.add(name)
@@ -387,7 +375,7 @@ class _Extractor(Uses):
                 id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
                 scope_qualname=outer.qualname, signature=signature, decorators=decorators, is_async=is_async,
                 start_line=start, end_line=end, docstring=doc, source=source), params, sid)
-        return _Scope("function", qualname, sid, node.start_byte, node.end_byte)
+        return Scope("function", qualname, sid, node.start_byte, node.end_byte)
 
     def parameters(self, params: Node | None, owner_id: int, owner_qualname: str) -> None:
         if params is None:
@@ -433,10 +421,10 @@ class _Extractor(Uses):
         self.rows["parameters"].extend(out)
 
     # -- statements placed by a sweep over the definition intervals ------------------------
-    def _sweep(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]):
+    def _sweep(self, nodes: list[Node], module_scope: Scope, intervals: list[Scope]):
         """Yield (node, innermost enclosing scope) for nodes in document order. Every walk over a
         file's nodes goes through here, so here the file's time budget is checked."""
-        stack: list[_Scope] = [module_scope]
+        stack: list[Scope] = [module_scope]
         i = 0
         for count, node in enumerate(sorted(nodes, key=lambda n: n.start_byte)):
             if count & 255 == 0 and time.monotonic() > self.deadline:
@@ -452,7 +440,7 @@ class _Extractor(Uses):
                 stack.pop()
             yield node, stack[-1]
 
-    def collect_assignments(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]):
+    def collect_assignments(self, captures: dict, module_scope: Scope, intervals: list[Scope]):
         all_names: list[str] | None = None
         seen_globals: set[str] = set()
         instance_attrs: dict[str, dict[str, tuple]] = {}
@@ -543,7 +531,7 @@ class _Extractor(Uses):
         said = _TYPE_COMMENT.match(self.text(comment))
         return said.group(1).strip() if said and not said.group(1).startswith("ignore") else None
 
-    def bind(self, scope: _Scope, left: Node, kind: str, statement: Node | None = None,
+    def bind(self, scope: Scope, left: Node, kind: str, statement: Node | None = None,
              value_node: Node | None = None) -> None:
         """Binding rows for the names `left` binds in a function (a name, or a tuple of them), with
         the value each one gets where the code says (`a, b = f, g`; `a = b = f`; `a, b = f(x)`
@@ -591,7 +579,7 @@ class _Extractor(Uses):
             return [None, _shorten(f"{self.flat(function.child_by_field_name('object'))}.values()")]
         return None
 
-    def collect_bindings(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+    def collect_bindings(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         for capture, kind in _BINDING_CAPTURES.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if scope.kind != "function":
@@ -657,7 +645,7 @@ class _Extractor(Uses):
         base = package[: len(package) - (level - 1)]
         return ".".join(base + ([dotted] if dotted else []))
 
-    def collect_imports(self, nodes: list[Node], module_scope: _Scope, intervals: list[_Scope]) -> None:
+    def collect_imports(self, nodes: list[Node], module_scope: Scope, intervals: list[Scope]) -> None:
         out = self.rows["imports"]
         for node, scope in self._sweep(nodes, module_scope, intervals):
             line = node.start_point[0] + 1

@@ -21,10 +21,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from . import __version__, db
+from . import __version__, db, query_worker
 from .discover import Snapshot
 from .errors import CodegraphError, one_line
+from .indexer import index_repository
 from .llm import estimate_tokens
+from .retrieval.diagnose import diagnose as run_diagnose
+from .retrieval.task_context import task_context
+from .retrieval.tools import get_class_info, get_method_body, get_relevant_code, get_signature
+from .schema_doc import schema_markdown
+from .semantic.search import search as run_search
 
 T = TypeVar("T")
 MAX_TOKENS = 4000
@@ -71,7 +77,7 @@ class Graph:
         self._stale.set()
         self._lock = threading.RLock()
         self._stop = threading.Event()
-        self._worker: db.QueryWorker | None = None
+        self._worker: query_worker.QueryWorker | None = None
         self._worker_file: tuple | None = None
         self._con = None
         self._con_file: tuple | None = None
@@ -110,8 +116,6 @@ class Graph:
         (discover.Snapshot: an inotify queue read, or one stat per folder and file), so an answer
         right after a save or a delete already sees it, whatever the watcher's debounce. `compare=False` leaves the
         comparison to the caller (`answer` runs it beside the question)."""
-        from .indexer import index_repository
-
         started = time.perf_counter()
         with self._lock:
             if (self._stale.is_set() or self._snapshot is None or not self.db_path.exists()
@@ -178,13 +182,13 @@ class Graph:
                 identity = self._identity()
                 if self._worker is None or self._worker_file != identity:
                     retired = self._worker
-                    self._worker, self._worker_file = db.QueryWorker(path), identity
+                    self._worker, self._worker_file = query_worker.QueryWorker(path), identity
                 worker = self._worker
             if retired is not None:
                 retired.close()  # after the request it is answering, if any
             try:
                 return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s)
-            except db.WorkerClosed:  # replaced by a newer file's worker between the two steps: ask that one
+            except query_worker.WorkerClosed:  # replaced by a newer file's worker between the two steps: ask that one
                 continue
         raise CodegraphError("the graph changed three times during this query: ask again")
 
@@ -280,8 +284,6 @@ def build_server(graph: Graph):
     def schema() -> str:
         """Every table with its columns and what they mean, the views, and the SQL macros with their
         arguments: what you need to write correct SQL for the `sql` tool."""
-        from .docgen import schema_markdown
-
         return capped_text(schema_markdown(), 12000)
 
     @tool
@@ -289,11 +291,9 @@ def build_server(graph: Graph):
         """Definitions that answer a plain question ("parse a url into its components"): BM25 over
         names, docstrings and signatures blended with an embedding; public code before tests and
         private helpers. mode: hybrid | bm25 | vector."""
-        from .semantic.search import search as run
-
         if mode not in ("hybrid", "bm25", "vector"):
             raise CodegraphError(f"mode {mode!r} is not one of hybrid, bm25, vector")
-        hits = _with(graph, lambda con: run(con, graph.db_path, query, max(1, min(k, 50)), mode=mode))
+        hits = _with(graph, lambda con: run_search(con, graph.db_path, query, max(1, min(k, 50)), mode=mode))
         return capped([{k2: h[k2] for k2 in ("qualname", "kind", "signature", "path", "start_line", "docstring",
                                              "why")} for h in hits])
 
@@ -302,8 +302,6 @@ def build_server(graph: Graph):
         """What code about to be written at FILE (relative path) for SYMBOL (`func` or
         `Class.method`) will most likely need: the enclosing class's members, the module's imports
         and names, definitions that answer the description, graph neighbours; each line says why."""
-        from .retrieval.task_context import task_context
-
         found = _with(graph, lambda con: task_context(graph.db_path, description, file, symbol,
                                                       signature=signature or None,
                                                       budget_tokens=max(100, min(budget_tokens, 8000)), con=con))
@@ -314,14 +312,12 @@ def build_server(graph: Graph):
         """Lint a Python file of the repository (save your edit first) with pylint's error checkers,
         keep the messages on lines first_line..last_line (0: the whole file), and answer each with
         the project's real names, signatures and members (SQL over the graph)."""
-        from .retrieval.diagnose import diagnose as run
-
         target = (graph.repo / path).resolve()
         if graph.repo not in target.parents:
             raise CodegraphError(f"{path} is not inside the repository {graph.repo}")
         graph.fresh()
         lines = (first_line or None, last_line or None)
-        report = run(target, graph.db_path, lines=lines)
+        report = run_diagnose(target, graph.db_path, lines=lines)
         if not report.diagnostics:
             return "no errors"
         head = "\n".join(f"{d.path}:{d.line}: {d.symbol} ({d.msg_id}) {d.message}" for d in report.diagnostics)
@@ -331,8 +327,6 @@ def build_server(graph: Graph):
     def class_info(name: str) -> str:
         """A class by simple or qualified name: bases, docstring, constructor, and every member
         (inherited ones too) with kind and signature."""
-        from .retrieval.tools import get_class_info
-
         return _found(graph, lambda con: get_class_info(con, name),
                       f"no class named {name!r} in the graph: try `search` or a qualified name")
 
@@ -340,8 +334,6 @@ def build_server(graph: Graph):
     def signature(name: str) -> str:
         """Signature, parameters and docstring of a function, method or class, by qualified or
         simple name."""
-        from .retrieval.tools import get_signature
-
         return _found(graph, lambda con: get_signature(con, name),
                       f"no definition named {name!r} in the graph: try `search`")
 
@@ -357,8 +349,6 @@ def build_server(graph: Graph):
     @tool
     def body(qualname: str) -> str:
         """The source of a function or method, by qualified name."""
-        from .retrieval.tools import get_method_body
-
         return _found(graph, lambda con: get_method_body(con, qualname),
                       f"no function {qualname!r} in the graph")
 
@@ -372,8 +362,6 @@ def build_server(graph: Graph):
     @tool
     def relevant(query: str, limit: int = 10) -> str:
         """Definitions whose names and docstrings match a description (lexical)."""
-        from .retrieval.tools import get_relevant_code
-
         return capped(_with(graph, lambda con: get_relevant_code(con, query, max(1, min(limit, 50)))))
 
     @tool

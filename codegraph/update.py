@@ -21,8 +21,8 @@ import pyarrow as pa
 from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
-from .indexer import (IndexReport, Progress, _concat, _external_imports, _extract_chunks, _skip_row, _summarise,
-                      _term_stats, _write_embeddings)
+from .build import (IndexReport, Progress, concat, external_imports, extract_chunks, skip_row, summarise, term_stats,
+                    write_embeddings)
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
                          SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
                          evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
@@ -69,7 +69,7 @@ _ANCESTOR_FILES_SQL = """
             WHERE i.resolved_base IS NOT NULL)
     SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
 """
-# What the changed and affected files' calls pass arguments to (indexer.call_sites).
+# What the changed and affected files' calls pass arguments to (resolution.call_sites).
 _FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
     WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
@@ -538,14 +538,14 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
                 report.vectors = build_vector_cache(con, target)
         con = db.connect_readonly(target)
         try:
-            _summarise(report, con)
+            summarise(report, con)
         finally:
             con.close()
         return
 
     t = time.perf_counter()
     by_path = {f.path: f for f in found.files}
-    chunks = list(_extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
+    chunks = list(extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
     report.timings["extract"] = time.perf_counter() - t
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]
@@ -560,9 +560,9 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
             kept_imports.add(module)
             if name and not star:
                 kept_imports.add(f"{module}.{name}")
-        if sorted(kept_imports | _external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
+        if sorted(kept_imports | external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
             raise _Rebuild("the repository imports other libraries now")
-    fresh = {name: _concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
+    fresh = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
     report.parsed = len(file_rows)
     if progress:
         progress("writing", 0, 1, str(target))
@@ -714,7 +714,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
-        _write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
+        write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
     for name in EXTRACTED:
         if name not in RESOLVED_TABLES:
             db.insert_arrow(con, name, fresh[name])
@@ -731,8 +731,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
 
     resolver = build_resolver(
         defs,
-        _concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-        _concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
+        concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
+        concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
         returns_of(con.execute(RETURNS_SQL).fetchall()),
     )
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
@@ -742,9 +742,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     fresh_ids = {r.file_id for r in file_rows}
-    resolver.learn_scopes(*scope_keys({name: _concat(name, [fetch(name, where), fresh[name]])
+    resolver.learn_scopes(*scope_keys({name: concat(name, [fetch(name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
-    calls = _concat("calls", [fetch("calls", where + _FIRST_ROWS), *([] if same_flows else [fresh["calls"]])])
+    calls = concat("calls", [fetch("calls", where + _FIRST_ROWS), *([] if same_flows else [fresh["calls"]])])
     reached = set(old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
                                                               "arguments"))
@@ -769,9 +769,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         _listed(con, "_ids", sorted(flowing), pa.int64())
         con.execute("INSERT INTO _affected SELECT v FROM _ids")
     report.reresolved = len(affected) + len(flowing)
-    redo = {name: _concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
+    redo = {name: concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
                                  fresh[name]]) for name in RESOLVED_TABLES}
-    scopes = {name: _concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
+    scopes = {name: concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     _listed(con, "_ids", sorted(fresh_ids), pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
@@ -783,7 +783,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                                            for name in SCOPE_TABLES}))
     for name in RESOLVED_TABLES:
         con.execute(f'DELETE FROM "{name}" {where}')
-    classes = _concat("classes", [fetch("classes", where), fresh["classes"]])
+    classes = concat("classes", [fetch("classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
                   in sites]
     write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
@@ -791,8 +791,8 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
     con.execute("DELETE FROM skipped_files")
-    db.insert_rows(con, "skipped_files", [_skip_row(s, by_path) for s in skips_now])
-    _term_stats(con)
+    db.insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips_now])
+    term_stats(con)
     db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
     if model is not None:
         if progress:
@@ -802,4 +802,4 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                                             changed_files=changed_files)
     con.execute("COMMIT")
     report.timings["write"] = time.perf_counter() - t
-    _summarise(report, con)
+    summarise(report, con)

@@ -6,14 +6,27 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import TYPE_CHECKING, Iterable
+from dataclasses import dataclass
+from typing import Iterable
 
 from tree_sitter import Node
 
 from .schema import BY_NAME
 
-if TYPE_CHECKING:
-    from .extract import _Scope
+
+@dataclass(slots=True)
+class Scope:
+    """A module, class or function while its file is extracted: where it starts and ends, and
+    what the rows inside it need of it."""
+    kind: str  # module | class | function
+    qualname: str
+    id: int
+    start: int
+    end: int
+    class_scope: "Scope | None" = None  # for a method: the class it belongs to
+    self_name: str | None = None  # for a method: its first parameter, the instance
+    member_names: set | None = None  # for a class: names defined in the body
+
 
 CallRow, RefRow = BY_NAME["calls"].row, BY_NAME["refs"].row
 _VALUE_LIMIT = 240
@@ -71,8 +84,8 @@ _BLANK = re.compile(rb"(?:\s|\\\r?\n|#[^\n]*)+")
 class Uses:
     """Mixed into the extractor."""
 
-    def collect_calls(self, nodes: list[Node], argument_nodes: list[Node], module_scope: _Scope,
-                      intervals: list[_Scope]) -> None:
+    def collect_calls(self, nodes: list[Node], argument_nodes: list[Node], module_scope: Scope,
+                      intervals: list[Scope]) -> None:
         out = self.rows["calls"]
         src = self.src
         arguments_after = _ArgumentsAfter(src, argument_nodes)
@@ -108,7 +121,7 @@ class Uses:
     _FORMATTED = {"!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
     _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
-    def collect_implicit(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+    def collect_implicit(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         """Rows for the methods Python calls without a call expression: the callee text names the
         object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
         A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__), an
@@ -133,7 +146,7 @@ class Uses:
                 if scope.self_name == "self":
                     self._implicit_rows(node, scope, "self", operations(node))
 
-    def _implicit_rows(self, node: Node, scope: _Scope, text: str, methods: Iterable[str]) -> None:
+    def _implicit_rows(self, node: Node, scope: Scope, text: str, methods: Iterable[str]) -> None:
         sp, ep = node.start_point, node.end_point
         for method in methods:
             self.rows["calls"].append(CallRow(
@@ -171,7 +184,7 @@ class Uses:
         methods = ("__contains__",) if before in ("in", "not in") else ()
         return methods + ((self._COMPARED[after],) if after in self._COMPARED else ())
 
-    def collect_refs(self, captures: dict, module_scope: _Scope, intervals: list[_Scope]) -> None:
+    def collect_refs(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         """Uses of names that are not calls: every dotted prefix of an attribute chain read or
         written (`a.b.c` reads `a.b`), a bare name used as a value, a name in an annotation."""
         out = self.rows["refs"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from codegraph import docgen
-from codegraph.db import query_database
+from codegraph.query_worker import query_database
 
 DOCS = Path(__file__).parent.parent / "docs"
 EXAMPLE = re.compile(r"```sql\n(.*?)```\n<!-- expect: (.*?) -->", re.S)

@@ -212,7 +212,7 @@ def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
 
     report = index_repository(mini_repo, jobs=1)
     seen = {}
-    real = update._extract_chunks
+    real = update.extract_chunks
 
     def probing(*args, **kwargs):
         probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()",
@@ -220,7 +220,7 @@ def test_updates_do_not_hold_the_database_while_parsing(mini_repo, monkeypatch):
         seen["free"] = probe.returncode == 0
         yield from real(*args, **kwargs)
 
-    monkeypatch.setattr(update, "_extract_chunks", probing)
+    monkeypatch.setattr(update, "extract_chunks", probing)
     (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
     index_repository(mini_repo, jobs=1)
     assert seen == {"free": True}
@@ -412,7 +412,7 @@ def test_a_file_past_its_time_budget_is_skipped_and_reported(tmp_path, monkeypat
     def slow_for_one(data, path, module, is_package, budget_s=None):
         return real(data, path, module, is_package, budget_s=0 if path.endswith("slow.py") else budget_s)
 
-    monkeypatch.setattr("codegraph.indexer.extract", slow_for_one)
+    monkeypatch.setattr("codegraph.build.extract", slow_for_one)
     report = index_repository(repo, jobs=1, libraries=False, embed=False)
     skipped = {s.path: (s.reason, s.detail) for s in report.skipped}
     assert skipped["pkg/slow.py"][0] == "too-slow" and "longer than" in skipped["pkg/slow.py"][1]
@@ -491,7 +491,7 @@ def test_a_query_worker_dies_with_its_parent(tmp_path, mini_db):
     import sys
     import time
 
-    script = (f"from codegraph.db import QueryWorker\n"
+    script = (f"from codegraph.query_worker import QueryWorker\n"
               f"w = QueryWorker({str(mini_db)!r})\n"
               "w.run('SELECT 1')\n"
               "print('ready', flush=True)\n"

@@ -259,7 +259,7 @@ def test_a_build_defers_full_collections_and_leaves_the_process_settings_as_it_f
 
     import pyarrow as pa
 
-    import codegraph.indexer as ix
+    import codegraph.full_build as ix
 
     seen = []
     real = ix.build_resolver

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from codegraph.db import QueryWorker, connect_readonly
+from codegraph.db import connect_readonly
+from codegraph.query_worker import QueryWorker
 from codegraph.errors import QueryError, QueryRejected, QueryTimeout
 from codegraph.llm import ScriptedModel
 from codegraph.retrieval.candidate import Candidate

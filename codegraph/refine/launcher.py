@@ -23,7 +23,6 @@ import os
 import resource
 import select
 import signal
-import sys
 import time
 
 PR_SET_PDEATHSIG = 1

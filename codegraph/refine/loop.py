@@ -27,15 +27,19 @@ import duckdb
 from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..extract import _PARSER
+from ..indexer import index_repository
 from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
 from ..retrieval.lint import LintError, Linter, keep_lines
+from ..retrieval.task_context import task_context
+from ..retrieval.tools import get_class_info
+from ..semantic.search import search
 from .code import _find, _import_insert_line, code_from_answer, splice
 from .offline import OfflineRepairer
 from .sandbox import choose_level, run_fenced, fence_environment
-from .scratch import TamperedError, copy_repository, remove_tree, run_copy, write_inside
+from .scratch import copy_repository, remove_tree, run_copy, write_inside
 from .task import Task, confine_env, confine_target, confine_tests
 
 MAX_ANSWER_BYTES = 200_000
@@ -157,8 +161,6 @@ class Refiner:
         try:
             return find_db(None, start=self.task.repo)
         except DatabaseNotFound:
-            from ..indexer import index_repository
-
             self.log(f"indexing {self.task.repo} into a scratch database")
             return index_repository(self.root, self.scratch / "graph.duckdb").db_path
 
@@ -188,8 +190,6 @@ class Refiner:
         ending the run: the context is then smaller, and the failure is in the notes."""
         rows: list[dict] = []
         try:
-            from ..semantic.search import search
-
             rows = search(self.retriever.con, self.db_path, query, k)
         except CodegraphError as exc:  # no embeddings, or another model: lexical only
             self.notes.append(f"semantic search: {exc}")
@@ -207,8 +207,6 @@ class Refiner:
     def _task_context(self, budget: int = 2000) -> str:
         """What the code will most likely need (retrieval/task_context.py); the naive-rag and
         repocoder baselines keep their papers' retrieval instead."""
-        from ..retrieval.task_context import task_context
-
         try:
             found = task_context(self.db_path, self.task.description, self.task.target_file, self.task.symbol,
                                  budget_tokens=budget, con=self.retriever.con)
@@ -229,8 +227,6 @@ class Refiner:
 
     def _class_info(self, text: str, limit: int = 3) -> str:
         """RRR's get_class_info for the project classes a text names: constructor and members."""
-        from ..retrieval.tools import get_class_info
-
         blocks = []
         for word in dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9_]+\b", text)):
             for info in get_class_info(self.retriever.con, word)[:1]:

@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import Iterable
 
 import duckdb
+import numpy as np
 
-from ..db import QueryWorker, check_schema, connect_readonly, run_query
+from ..db import check_schema, connect_readonly, get_meta, run_query
+from ..query_worker import QueryWorker
 from ..errors import CodegraphError, QueryError, QueryTimeout
 from ..llm import ChatModel
+from ..semantic.search import search
+from ..semantic.store import model_from_meta
 from .candidate import Candidate, GraphNames
 from .lint import Diagnostic
 from .rules import RuleContext, load_template, rules_for
@@ -178,9 +182,6 @@ class Retriever:
     # -- ranking inside a scope ----------------------------------------------------------------------
     def _model(self):
         if self._embedder is None:
-            from ..db import get_meta
-            from ..semantic.store import model_from_meta
-
             meta = get_meta(self.con)
             self._embedder = model_from_meta(meta) if meta.get("embedding_model", "").startswith("hash") else False
         return self._embedder or None
@@ -214,8 +215,6 @@ class Retriever:
         found = dict(self.con.execute("""
             SELECT s.qualname, e.vector FROM symbols s JOIN embeddings e USING (id)
             WHERE list_contains($q, s.qualname)""", {"q": [q for q in qualnames if q]}).fetchall())
-        import numpy as np
-
         query = model.embed([text])[0]
         scores = [float(np.dot(query, np.asarray(found[q], np.float32))) if q in found else 0.0 for q in qualnames]
         top = max(scores, default=0.0) or 1.0
@@ -323,8 +322,6 @@ class Retriever:
         query = " ".join(filter(None, [quoted, line.strip(), self.description]))
         if not query_terms(query):
             return Retrieval(d, "none")
-        from ..semantic.search import search
-
         try:
             hits = search(self.con, self.db_path, query, 3 * self.limit)
         except (CodegraphError, duckdb.Error) as exc:

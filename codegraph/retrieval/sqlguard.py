@@ -17,7 +17,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from ..db import QueryResult, QueryWorker, run_query
+from ..db import QueryResult, run_query
+from ..query_worker import QueryWorker
 from ..errors import QueryRejected
 
 SAFE_TABLE_FUNCTIONS = {"range", "generate_series", "unnest"}

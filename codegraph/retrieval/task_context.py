@@ -25,10 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
+from ..db import check_schema, connect_readonly, get_meta
 from ..errors import CodegraphError
 from ..llm import estimate_tokens
 from ..schema import PROJECT_CALL_SQL
+from ..semantic.search import search
 
 _PROJECT_CALL = PROJECT_CALL_SQL
 _MODULE_EDGES: dict[tuple, dict[tuple[str, str], int]] = {}
@@ -174,8 +177,6 @@ class TaskContextBuilder:
         return section
 
     def search_items(self, query: str, exclude: set[int], k: int = 15) -> list[Item]:
-        from ..semantic.search import search
-
         try:
             hits = search(self.con, self.db_path, query, k, exclude=exclude)
         except CodegraphError:
@@ -203,8 +204,6 @@ class TaskContextBuilder:
         """Calls and imports between modules, without the hidden target's own calls. The
         repository-wide part is computed once per database state (refine and long-running
         servers ask again and again); the target's share is subtracted."""
-        from ..db import get_meta
-
         meta = get_meta(self.con)
         key = (str(self.db_path.resolve()), meta.get("indexed_at"), meta.get("vectors_token"))
         edges = _MODULE_EDGES.get(key)
@@ -319,8 +318,6 @@ def _personalised_pagerank(edges: list[tuple[str, str, int]], seed: str, alpha: 
                            steps: int = 60) -> dict[str, float]:
     """PageRank that teleports to `seed` only (and from dead ends), by sparse power iteration:
     the stdlib's module graph has 1.7k nodes and 12k edges, too many for a dense matrix per call."""
-    import numpy as np
-
     nodes = {seed: 0}
     for a, b, _ in edges:
         nodes.setdefault(a, len(nodes))
@@ -377,8 +374,6 @@ def task_context(db_path: str | Path, description: str, target_file: str, symbol
                  signature: str | None = None, budget_tokens: int = 2000, exclude_target: bool = True,
                  con: duckdb.DuckDBPyConnection | None = None) -> TaskContext:
     """The library entry point behind `codegraph context` and refine's first prompt."""
-    from ..db import check_schema, connect_readonly
-
     owns = con is None
     if con is None:
         con = connect_readonly(db_path)

@@ -9,6 +9,7 @@ import duckdb
 from ..db import run_query
 from ..schema import PROJECT_CALL_SQL
 from .engine import query_terms
+from .lint import shared_linter
 from .rules import load_template
 
 
@@ -25,8 +26,6 @@ def get_imports(con: duckdb.DuckDBPyConnection, names: list[str], limit: int = 3
 
 
 def undefined_names(path: str | Path, linter=None) -> list[str]:
-    from .lint import shared_linter
-
     names = []
     for d in (linter or shared_linter()).lint(path):
         if d.symbol == "undefined-variable":

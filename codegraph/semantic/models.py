@@ -21,6 +21,7 @@ import numpy as np
 
 from ..environment import getenv
 from ..errors import CodegraphError
+from ..llm import ModelError, OpenAIEndpoint
 from ..registry import Registry
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -164,8 +165,6 @@ class OpenAIEmbeddings(EmbeddingModel):
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  dim: int | None = None, batch_size: int = 64, retries: int = 3, timeout_s: float = 60.0) -> None:
-        from ..llm import ModelError, OpenAIEndpoint
-
         self.model = model or getenv("CODEGRAPH_EMBED_MODEL", "text-embedding-3-small")
         try:
             # a batch of 64 vectors of 3,072 floats is about 4 MB of JSON; a whole repository has no cap
@@ -179,8 +178,6 @@ class OpenAIEmbeddings(EmbeddingModel):
         self.id = f"openai:{self.model}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from ..llm import ModelError
-
         out = []
         for start in range(0, len(texts), self.batch_size):
             batch = [t[:8000] or " " for t in texts[start : start + self.batch_size]]

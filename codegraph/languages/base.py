@@ -1,0 +1,124 @@
+"""What every language gives the rest of codegraph, and the registry that finds one by name or by
+a file's suffix. A language is one folder (`languages/python/`); nothing outside it knows its
+grammar, its linter or its naming rules.
+
+The pipeline asks a language, in order: is this folder a package (`package_folder`), what is a
+file's module name (`module_name`), what rows does a file hold (`extract`, into the tables of
+schema.py, as a FileFacts). Everything a language leaves out has a neutral default, so a new
+one starts with `name`, `suffixes` and `extract` and grows from there."""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar, TypeVar
+
+EXTRACT_SECONDS = 20.0  # one file's budget: past it the file is skipped and reported, not the index stalled
+
+
+@dataclass
+class FileFacts:
+    """One file's rows, by table: what a language's extract returns."""
+
+    path: str
+    module: str
+    file_id: int
+    sha256: str
+    lines: int = 0
+    parse_errors: int = 0
+    rows: dict[str, list[tuple]] = field(default_factory=dict)  # table -> rows of its NamedTuple row type
+
+
+class UndecodableSource(ValueError):
+    """The file is binary or not in the encoding it declares: skipped and reported."""
+
+
+class ExtractionBudget(Exception):
+    """A file took longer to extract than EXTRACT_SECONDS."""
+
+
+def stable_id(*parts: str) -> int:
+    """A 63-bit id that is the same on every run for the same symbol in the same file."""
+    digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+class Language(ABC):
+    """One programming language. Subclasses register themselves with @register."""
+
+    name: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]]  # the files it reads, by how their names end
+
+    def package_folder(self, rel_dir: str, filenames: list[str], packages: set[str]) -> bool:
+        """Does this folder belong to the module path of the files under it? `packages` holds
+        the folders above it found so (the walk is top-down)."""
+        return False
+
+    def module_name(self, rel_path: str, packages: set[str]) -> str:
+        """The dotted name others use for the file. Default: its path without the suffix."""
+        stem = rel_path[: -len(next(s for s in self.suffixes if rel_path.endswith(s)))]
+        return stem.replace("/", ".")
+
+    def is_package(self, rel_path: str) -> bool:
+        """Does the file stand for its folder (Python's __init__.py)?"""
+        return False
+
+    @abstractmethod
+    def extract(self, data: bytes, path: str, module: str, is_package: bool,
+                budget_s: float = EXTRACT_SECONDS) -> FileFacts:
+        """The rows of one file. Raises UndecodableSource or ExtractionBudget for a file to skip."""
+
+
+L = TypeVar("L", bound=type[Language])
+_BY_NAME: dict[str, Language] = {}
+_BY_SUFFIX: dict[str, Language] = {}
+
+
+def register(cls: L) -> L:
+    """Class decorator: make the language known by its name and suffixes (a later registration of
+    the same name replaces the earlier one)."""
+    language = cls()
+    old = _BY_NAME.pop(language.name, None)
+    if old is not None:
+        for suffix in old.suffixes:
+            _BY_SUFFIX.pop(suffix, None)
+    for suffix in language.suffixes:
+        other = _BY_SUFFIX.get(suffix)
+        if other is not None and other.name != language.name:
+            raise ValueError(f"{suffix} files are already read by {other.name}")
+        _BY_SUFFIX[suffix] = language
+    _BY_NAME[language.name] = language
+    return cls
+
+
+def unregister(name: str) -> None:
+    language = _BY_NAME.pop(name)
+    for suffix in language.suffixes:
+        _BY_SUFFIX.pop(suffix, None)
+
+
+def language(name: str) -> Language:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no language {name!r}: known are {', '.join(sorted(_BY_NAME))}") from None
+
+
+def for_file(name: str) -> Language | None:
+    """The language that reads a file of this name, if any."""
+    dot = name.rfind(".")
+    while dot >= 0:
+        found = _BY_SUFFIX.get(name[dot:])
+        if found is not None:
+            return found
+        dot = name.rfind(".", 0, dot)
+    return None
+
+
+def languages() -> list[Language]:
+    return list(_BY_NAME.values())
+
+
+def suffixes() -> tuple[str, ...]:
+    return tuple(_BY_SUFFIX)

@@ -1,0 +1,108 @@
+"""The package's shape: no import cycle (counting imports inside functions and under
+TYPE_CHECKING, which only hide one), and nothing outside a language's folder knows its grammar
+or its linter."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "codegraph"
+
+
+def _modules(root: Path = PACKAGE) -> dict[str, Path]:
+    out = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    """(imported module of this package, line) for every import statement anywhere in the file."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base_name = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                base_name = node.module or ""
+            for alias in node.names:
+                name = f"{base_name}.{alias.name}"
+                found.append((name if name in modules else base_name, node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+    return [(name, line) for name, line in found if name in modules and name != module]
+
+
+def _import_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    graph: dict[str, dict[str, int]] = defaultdict(dict)
+    for module, path in modules.items():
+        for target, line in _imports(module, path, modules):
+            graph[module].setdefault(target, line)
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for start in list(graph):
+        if start in index:
+            continue
+        work = [(start, iter(graph.get(start, ())))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        out.append(sorted(component))
+    return out
+
+
+def test_the_package_has_no_import_cycle():
+    graph = _import_graph(_modules())
+    cycles = _cycles(graph)
+    described = ["; ".join(f"{a} -> {b} (line {graph[a][b]})" for a in cycle for b in graph[a] if b in cycle)
+                 for cycle in cycles]
+    assert not cycles, "import cycles: " + " | ".join(described)
+
+
+def test_the_cycle_finder_finds_a_cycle_an_import_inside_a_function_hides(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("def f():\n    from .c import g\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n")
+    (package / "d.py").write_text("from .a import b\n")
+    assert _cycles(_import_graph(_modules(package))) == [["pkg.a", "pkg.b", "pkg.c"]]
