@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from codegraph.discover import discover
-from codegraph.extract import parse_only
+from codegraph.languages.python.extract import parse_only
 from codegraph.indexer import index_repository
 
 _PEAK = """

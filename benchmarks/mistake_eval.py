@@ -26,7 +26,7 @@ def main(cases_path, root, db_path, out_path):
     from codegraph.indexer import index_repository
     from codegraph.retrieval.diagnose import diagnose
     from codegraph.retrieval.engine import Retriever
-    from codegraph.retrieval.lint import Linter
+    from codegraph.languages.python.lint import Linter
 
     root, db_path = Path(root), Path(db_path)
     if not db_path.exists():

@@ -525,7 +525,7 @@ def run_work(task_id: str, options: dict) -> dict:
     """Remove the class, index that state, let refine write it, evaluate with the expected tests."""
     from benchmarks.metrics import dependency_invocation_rate, reference_dependencies, sample_from_run
     from codegraph.indexer import index_repository
-    from codegraph.refine.code import splice
+    from codegraph.languages.python.splice import splice
     from codegraph.refine.loop import refine
     from codegraph.refine.task import Limits, Task
 

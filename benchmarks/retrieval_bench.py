@@ -36,7 +36,7 @@ from codegraph.llm import estimate_tokens
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.engine import Retrieval, Retriever, query_terms
-from codegraph.retrieval.lint import Linter, keep_lines
+from codegraph.languages.python.lint import Linter, keep_lines
 
 SDISTS = {"click": "click==8.1.7", "marshmallow": "marshmallow==3.21.3"}
 CACHE = Path(__file__).parent / ".cache"

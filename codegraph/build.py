@@ -22,11 +22,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from . import db, library
+from . import db
 from .discover import Skip, SourceFile
-from .library import Finder
+from .languages import ExtractionBudget, FileFacts, UndecodableSource, language
+from .languages.python import library
+from .languages.python.library import Finder
 from .errors import RepositoryError
-from .extract import ExtractionBudget, FileFacts, UndecodableSource, extract
 from .resolution import column_lists
 from .schema import BY_NAME, EXTRACTED
 from .semantic.models import HashingModel, dense_tf
@@ -61,12 +62,13 @@ class IndexReport:
     library_files: int = 0  # standard library and package files indexed (layer stdlib or site)
 
 
-def extract_one(item: tuple[str, str, str, bool]) -> FileFacts | Skip:
-    abspath, path, module, is_package = item
+def extract_one(f: SourceFile) -> FileFacts | Skip:
+    """One file's rows, by the language that reads it, or why it was skipped."""
+    path = f.path
     try:
-        with open(abspath, "rb") as fh:
+        with open(f.abspath, "rb") as fh:
             data = fh.read()
-        return extract(data, path, module, is_package)
+        return language(f.language).extract(data, path, f.module, f.is_package)
     except UndecodableSource as exc:
         reason = "binary" if "binary" in str(exc) else "undecodable"
         return Skip(path, reason, str(exc))
@@ -112,7 +114,7 @@ def _chunk_of(items: list[SourceFile], embed_dim: int, layer: str) -> Chunk:
     rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
     file_rows, skips = [], []
     for f in items:
-        result = extract_one((f.abspath, f.path, f.module, f.is_package))
+        result = extract_one(f)
         if isinstance(result, Skip):
             skips.append(result)
             continue

@@ -228,7 +228,7 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
     Exit status: 0 when no error remains on the candidate's lines, 1 when some do (as linters
     do), 2 for bad usage."""
     from .retrieval.diagnose import diagnose as run, parse_lines
-    from .retrieval.lint import Linter
+    from .languages.python.lint import Linter
 
     try:
         lines = parse_lines(line_spec)
@@ -335,7 +335,7 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolat
 @click.option("--uncovered", is_flag=True, help="Only the pylint error messages no rule covers.")
 def rules(markdown, uncovered):
     """The rule table: which pylint message runs which SQL template."""
-    from .retrieval.lint import CATEGORIES
+    from .languages.python.lint import CATEGORIES
     from .retrieval.rules import RULES, rules_markdown, uncovered as not_covered
 
     if markdown:

@@ -1,4 +1,5 @@
-"""Find the Python files of a repository and the module name Python would import each one as."""
+"""Find the source files of a repository, in every registered language, and the module name each
+language gives them (languages/)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 
 import pathspec
+
+from .languages import for_file, languages, suffixes
 
 # Directories that never hold the project's own code.
 # Virtualenvs are recognised by their pyvenv.cfg, whatever their name (the stdlib has a `venv`
@@ -31,9 +34,10 @@ class SourceFile:
     path: str  # relative to the repository root, with forward slashes
     abspath: str
     module: str
-    is_package: bool  # an __init__.py
+    is_package: bool  # stands for its folder (Python's __init__.py)
     size: int
     mtime_ns: int
+    language: str  # the registered language that reads it
 
 
 @dataclass
@@ -47,7 +51,7 @@ class Skip:
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
-    # every folder walked, .gitignore read and .py file looked at (skipped ones too): what a change
+    # every folder walked, .gitignore read and source file looked at (skipped ones too): what a change
     # to the set of indexed files would touch (Snapshot)
     looked_at: list[str] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)  # the folders walked, absolute
@@ -86,41 +90,6 @@ def _load_gitignore(dirpath: str, filenames: list[str], rel_dir: str, result: "D
     return pathspec.GitIgnoreSpec.from_lines(good)
 
 
-# Folders that hold scripts, tests or documents, imported (if at all) by putting them on sys.path:
-# never taken for namespace packages.
-_NOT_NAMESPACES = frozenset({
-    "src", "lib", "Lib", "test", "tests", "testing", "doc", "docs", "example", "examples", "sample", "samples",
-    "script", "scripts", "bin", "benchmark", "benchmarks", "bench", "tools", "tasks", "ci", "demo", "demos",
-    "notebooks", "build", "dist", "site", "data", "fixtures", "resources", "static", "templates", "contrib"})
-
-
-def _is_namespace(rel_dir: str, package_dirs: set[str]) -> bool:
-    """A folder without __init__.py that Python imports as a namespace package (PEP 420): one
-    inside a package, or a top-level folder (of the repository or of `src/`) with an importable
-    name that is not a scripts, tests or documents folder."""
-    parent, _, name = rel_dir.rpartition("/")
-    if not name.isidentifier() or name in _NOT_NAMESPACES:
-        return False
-    return parent in package_dirs or parent in ("", "src")
-
-
-def module_name(rel_path: str, package_dirs: set[str]) -> str:
-    """The dotted name of a file: climb while the folder is a package (has __init__.py, or is a
-    namespace package, see _is_namespace).
-
-    So `Lib/json/decoder.py` is `json.decoder` and `src/pkg/mod.py` is `pkg.mod`.
-    """
-    parts = rel_path.split("/")
-    stem = parts[-1][:-3]
-    names = [] if stem == "__init__" else [stem]
-    dirs = parts[:-1]
-    while dirs and "/".join(dirs) in package_dirs:
-        names.append(dirs[-1])
-        dirs = dirs[:-1]
-    names.reverse()
-    return ".".join(names) if names else (dirs[-1] if dirs else stem)
-
-
 def _printable(rel: str) -> str | None:
     """None when the name is valid UTF-8 (what the database stores), else a safe rendering of it."""
     try:
@@ -136,8 +105,10 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
     result = Discovery()
-    package_dirs: set[str] = set()
-    candidates: list[tuple[str, str, os.stat_result]] = []
+    known = languages()
+    packages: dict[str, set[str]] = {language.name: set() for language in known}  # folders on the module path
+    markers = frozenset().union(*(language.package_markers for language in known))
+    candidates: list[tuple[str, str, os.stat_result, object]] = []
     ignores: list[tuple[str, pathspec.PathSpec]] = []  # (dir prefix, spec) stack
     seen_real: set[str] = set()
 
@@ -159,10 +130,9 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
         spec = _load_gitignore(dirpath, filenames, rel_dir, result)
         if spec is not None:
             ignores.append((rel_dir, spec))
-        if "__init__.py" in filenames:
-            package_dirs.add(rel_dir)
-        elif rel_dir and _is_namespace(rel_dir, package_dirs):
-            package_dirs.add(rel_dir)
+        for language in known:
+            if language.package_folder(rel_dir, filenames, packages[language.name]):
+                packages[language.name].add(rel_dir)
         kept = []
         for d in sorted(dirnames):
             rel = f"{rel_dir}/{d}" if rel_dir else d
@@ -173,7 +143,7 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
             if shown is not None:
                 result.skipped.append(Skip(shown, "undecodable-name", "the directory name is not valid UTF-8"))
                 continue
-            if d in OUTPUT_DIRS and not os.path.exists(os.path.join(full, "__init__.py")):
+            if d in OUTPUT_DIRS and not any(os.path.exists(os.path.join(full, m)) for m in markers):
                 continue
             if os.path.islink(full):
                 result.skipped.append(Skip(rel, "symlink", "directory symlinks are not followed"))
@@ -189,7 +159,8 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
             kept.append(d)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py"):
+            language = for_file(name)
+            if language is None:
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
@@ -221,13 +192,11 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
                     Skip(rel, "too-large", f"{st.st_size} bytes > limit {max_file_size} (--max-file-size)")
                 )
                 continue
-            candidates.append((rel, full, st))
+            candidates.append((rel, full, st, language))
 
-    for rel, full, st in candidates:
-        mod = module_name(rel, package_dirs)
-        result.files.append(
-            SourceFile(rel, full, mod, rel.endswith("__init__.py"), st.st_size, st.st_mtime_ns)
-        )
+    for rel, full, st, language in candidates:
+        result.files.append(SourceFile(rel, full, language.module_name(rel, packages[language.name]),
+                                       language.is_package(rel), st.st_size, st.st_mtime_ns, language.name))
     return result
 
 
@@ -285,7 +254,7 @@ class Snapshot:
 
 class _Inotify:
     """Linux inotify, read without blocking. Events that cannot change the graph (a log file, an
-    editor's swap file) are ignored; a folder created, moved or deleted, a .py or .gitignore file
+    editor's swap file) are ignored; a folder created, moved or deleted, a source or .gitignore file
     written, moved or deleted, and a lost event (queue overflow) are changes. Once a change is
     seen it stays seen (the next update takes a new snapshot). Not watchfiles: it hands events
     over from its own thread after a debounce, so it cannot say whether a save that already
@@ -297,6 +266,7 @@ class _Inotify:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.names = tuple(suffix.encode() for suffix in (*suffixes(), ".gitignore"))
         self.seen = False
 
     @classmethod
@@ -334,7 +304,7 @@ class _Inotify:
                 _wd, mask, _cookie, length = struct.unpack_from("iIII", data, at)
                 name = data[at + 16: at + 16 + length].rstrip(b"\0")
                 at += 16 + length
-                if mask & (self._ISDIR | self._OVERFLOW | self._IGNORED) or name.endswith((b".py", b".gitignore")):
+                if mask & (self._ISDIR | self._OVERFLOW | self._IGNORED) or name.endswith(self.names):
                     self.seen = True
         return self.seen
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from . import db, library
+from . import db
+from .languages.python import library
 from .build import (Chunk, IndexReport, Progress, Writer, concat, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
-from .library import Finder
+from .languages.python.library import Finder
 from .resolution import (RESOLVED_TABLES, build_resolver, class_bases, definition_rows, for_resolution, resolve_tables,
                          returns_of_tables, set_class_bases)
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA

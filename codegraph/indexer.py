@@ -22,7 +22,8 @@ from .build import GUARD_HINT, IndexReport, Progress, full_collections_deferred,
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError, SchemaMismatch
 from .full_build import full_build
-from .library import Finder
+from .languages import suffixes
+from .languages.python.library import Finder
 from .update import update
 
 def index_repository(
@@ -70,7 +71,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
     report.timings["discover"] = time.perf_counter() - t
     report.files_seen = len(found.files)
     if not found.files:
-        report.warnings.append(f"no Python files found in {root} (is it the right folder?)")
+        report.warnings.append(f"no source files ({', '.join(suffixes())}) found in {root} (is it the right folder?)")
 
     if target.exists():
         _refuse_foreign_file(target)

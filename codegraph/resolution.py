@@ -1,5 +1,5 @@
 """From extracted rows to the resolver, and back to resolved tables: what a full build and an
-update (update.py) share. The resolver (resolve.py) reads plain rows; this module turns Arrow
+update (update.py) share. The resolver (languages/python/resolve.py) reads plain rows; this module turns Arrow
 tables and database rows into them and its answers into the resolution columns."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from . import db, forked
-from .resolve import ASSIGNED_RESOLUTIONS, Resolver
+from .languages.python.resolve import ASSIGNED_RESOLUTIONS, Resolver
 from .schema import BY_NAME, DEFINITIONS, PROJECT_RESOLUTIONS
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).

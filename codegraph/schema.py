@@ -360,9 +360,32 @@ def ddl(embedding_dim: int | None = None) -> str:
     return "\n\n".join([*tables, macros_sql()])
 
 
+# The code that decides what the rows hold: the languages (extraction and resolution) and the
+# build stages around them. Its bytes are part of the version, so a database another resolver
+# built is rebuilt by `codegraph index`, not kept and mixed with new rows by the next update.
+ROW_MAKERS: tuple[str, ...] = ("languages", "build.py", "full_build.py", "update.py", "resolution.py", "forked.py")
+_SOURCE_SUFFIXES = (".py", ".scm", ".sql", ".toml")
+
+
+def _sources(entry) -> list:
+    if entry.is_file():
+        return [entry] if entry.name.endswith(_SOURCE_SUFFIXES) else []
+    return [f for child in sorted(entry.iterdir(), key=lambda e: e.name) if child.name != "__pycache__"
+            for f in _sources(child)]
+
+
+def _row_makers_digest() -> bytes:
+    digest = hashlib.sha256()
+    package = resources.files("codegraph")
+    for name in ROW_MAKERS:
+        for source in _sources(package.joinpath(name)):
+            digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.digest()
+
+
 def _version() -> str:
     shape = [[t.name, [[c.name, c.type, c.required] for c in t.columns]] for t in TABLES] + [LIBRARY_SCHEMA, LAYERED]
-    digest = hashlib.sha256(json.dumps(shape).encode() + macros_sql().encode()).hexdigest()
+    digest = hashlib.sha256(json.dumps(shape).encode() + macros_sql().encode() + _row_makers_digest()).hexdigest()
     return digest[:12]
 
 

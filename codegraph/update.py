@@ -26,9 +26,9 @@ from .build import (IndexReport, Progress, concat, external_imports, extract_chu
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
                          SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
                          evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
-from .library import Finder
-from .flows import MAX_HOPS
-from .expressions import _LOCALS, PROTOCOL_CALLS
+from .languages.python.library import Finder
+from .languages.python.flows import MAX_HOPS
+from .languages.python.expressions import _LOCALS, PROTOCOL_CALLS
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 

@@ -8,6 +8,7 @@ import pytest
 from codegraph.indexer import index_repository
 
 FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"  # the README's example repository
 
 
 @pytest.fixture(scope="session")
@@ -53,5 +54,28 @@ def mini_con(mini_db):
     con.close()
 
 
+@pytest.fixture
+def example(tmp_path) -> Path:
+    """A private copy of examples/shop (the README's refine example), free to edit."""
+    repo = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
+    return repo
+
+
 def rows(con, sql, params=None):
     return con.execute(sql, params or {}).fetchall()
+
+
+GRAPH_TABLES = ("files", "modules", "classes", "members", "globals", "parameters", "bindings", "imports", "calls",
+                "refs", "inheritance", "nested_functions", "skipped_files")
+
+
+def snapshot(db_path):
+    """Every graph table's rows in order (file ids left out: they follow paths): two builds of
+    the same files must be equal."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return {table: con.execute(f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL" if table != "skipped_files"
+                                   else f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in GRAPH_TABLES}
+    finally:
+        con.close()

@@ -7,17 +7,16 @@ iteration is recorded, the model's SQL is validated (rejected or run), and nothi
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from codegraph.refine.loop import refine
 from codegraph.llm import OpenAIChat
 from codegraph.refine.task import load_task
+from conftest import EXAMPLE
 
 BASE_URL = os.environ.get("CODEGRAPH_E2E_BASE_URL")
 MODEL = os.environ.get("CODEGRAPH_E2E_MODEL")
-EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
 
 pytestmark = pytest.mark.skipif(not (BASE_URL and MODEL), reason="opt-in: set CODEGRAPH_E2E_BASE_URL and _MODEL")
 

@@ -5,7 +5,6 @@ memory or disk. Each runs at every isolation level this machine offers."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +19,6 @@ from codegraph.refine.sandbox import available, run_fenced, fence_environment
 from codegraph.refine.scratch import TamperedError, write_inside
 from codegraph.refine.task import TaskError, task_from_dict
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
 GOOD = '''from shop.pricing import apply_discount, round_money
 
 
@@ -30,13 +28,6 @@ def summarize(cart: Cart, rate: float = 0.1) -> str:
 '''
 LEVELS = [level for level in ("sandbox", "no-network", "rlimits") if available(level)]
 SECRET = "sk-fence-" + uuid.uuid4().hex
-
-
-@pytest.fixture
-def example(tmp_path):
-    repo = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
-    return repo
 
 
 @pytest.fixture

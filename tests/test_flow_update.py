@@ -11,7 +11,7 @@ import pytest
 from codegraph.indexer import index_repository
 from codegraph.semantic.store import VectorCache, vectors_path
 
-from test_incremental import _snapshot
+from conftest import snapshot
 
 FILES = {
     "app/__init__.py": "",
@@ -428,7 +428,7 @@ def test_each_update_equals_a_full_rebuild(flow_repo, tmp_path, steps):
         updated = index_repository(flow_repo, jobs=1, libraries=False)
         assert updated.mode == "update"
         rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False)
-        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}: {path}"
+        assert snapshot(updated.db_path) == snapshot(rebuilt.db_path), f"after edit {n}: {path}"
         # Embeddings: one per symbol, none stale; the update keeps its model (its IDF weights),
         # so its vectors equal the rebuild's up to those weights.
         mine, theirs = _vectors(updated.db_path), _vectors(rebuilt.db_path)
@@ -666,7 +666,7 @@ def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path
     finally:
         con.close()
     assert expected <= edges
-    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
 
 
 def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(flow_repo, tmp_path):
@@ -681,7 +681,7 @@ def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(fl
         main.write_text(edit(main.read_text()))
         updated = index_repository(flow_repo, jobs=1, libraries=False)
         rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False)
-        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
+        assert snapshot(updated.db_path) == snapshot(rebuilt.db_path), f"after edit {n}"
         assert (updated.reresolved == 0) == (n < 2), (n, updated.reresolved)
     assert ("app.hooks.apply", "app.handlers.whisper", "flow") in _edges(updated.db_path)
 
@@ -701,7 +701,7 @@ def test_what_an_edit_beside_a_subclass_re_resolves(flow_repo, tmp_path):
         sub.write_text(edit(sub.read_text()))
         updated = index_repository(flow_repo, jobs=1, libraries=False, embed=False)
         rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False, embed=False)
-        assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path), f"after edit {n}"
+        assert snapshot(updated.db_path) == snapshot(rebuilt.db_path), f"after edit {n}"
         assert updated.reresolved == others, (n, updated.reresolved)
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from codegraph import forked, resolution
 from codegraph.cli import main
 from codegraph.indexer import index_repository
-from test_incremental import _snapshot
+from conftest import snapshot
 
 pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="resolution is forked only on Linux")
 
@@ -114,11 +114,11 @@ def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, 
     done = CliRunner().invoke(main, ["index", str(repo), "--db", str(tmp_path / "cli.duckdb"), "--resolve-jobs", "2",
                                      "--jobs", "1", "--no-embed", "--no-libraries", "--quiet"])
     assert done.exit_code == 0, done.output
-    assert len(forks) == 2 and _snapshot(tmp_path / "cli.duckdb") == _snapshot(one.db_path)
+    assert len(forks) == 2 and snapshot(tmp_path / "cli.duckdb") == snapshot(one.db_path)
     con = duckdb.connect(str(two.db_path), read_only=True)
     try:
         calls, resolved = con.execute("SELECT count(*), count(resolved_callee) FROM calls").fetchone()
     finally:
         con.close()
     assert calls > 10_000 and resolved > calls // 3
-    assert _snapshot(two.db_path) == _snapshot(one.db_path)
+    assert snapshot(two.db_path) == snapshot(one.db_path)

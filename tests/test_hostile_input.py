@@ -298,21 +298,17 @@ def _user_namespaces() -> bool:
 
 
 @pytest.mark.skipif(not _user_namespaces(), reason="needs unshare with user namespaces for a small tmpfs")
-def test_a_full_disk_is_one_line_and_the_graph_stays_intact(tmp_path):
+def test_a_full_disk_is_one_line_and_the_graph_stays_intact(tmp_path, example):
     """row 20: index and refine on a 6 MB tmpfs that fills up."""
     import json
-    import shutil
     import subprocess
     import sys
-    from pathlib import Path
 
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
     for i in range(5):
         (repo / "pkg" / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
-    shop = tmp_path / "shop"
-    shutil.copytree(Path(__file__).parent.parent / "examples" / "shop", shop,
-                    ignore=shutil.ignore_patterns(".codegraph", "__pycache__"))
+    shop = example
     disk = tmp_path / "disk"
     disk.mkdir()
     cli = f"{sys.executable} -m codegraph.cli"
@@ -384,7 +380,7 @@ def test_chains_of_calls_are_extracted_in_linear_time(tmp_path):
     callee's text copied whole), 200,000 did not finish in 120 s."""
     import time
 
-    from codegraph.extract import extract
+    from codegraph.languages.python.extract import extract
 
     timings = {}
     for n in (2_000, 20_000, 200_000):
@@ -401,7 +397,7 @@ def test_chains_of_calls_are_extracted_in_linear_time(tmp_path):
 
 def test_a_file_past_its_time_budget_is_skipped_and_reported(tmp_path, monkeypatch):
     """row 9: a per-file budget; a file that needs more is reported, the index goes on."""
-    import codegraph.extract as extract_module
+    import codegraph.languages.python.extract as extract_module
 
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)

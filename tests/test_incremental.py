@@ -9,19 +9,7 @@ import duckdb
 import pytest
 
 from codegraph.indexer import index_repository
-
-
-def _snapshot(db_path):
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        out = {}
-        for table in ("files", "modules", "classes", "members", "globals", "parameters", "bindings", "imports", "calls",
-                      "refs", "inheritance", "nested_functions", "skipped_files"):
-            out[table] = con.execute(f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL"
-                                     if table != "skipped_files" else f"SELECT * FROM {table} ORDER BY ALL").fetchall()
-        return out
-    finally:
-        con.close()
+from conftest import snapshot
 
 
 def test_noop_reindex_parses_nothing(mini_repo):
@@ -65,7 +53,7 @@ def test_update_equals_full_rebuild(mini_repo, tmp_path):
     assert updated.mode == "update" and updated.deleted == 1 and updated.parsed == 2
     rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1, libraries=False)
     assert rebuilt.mode == "full"
-    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
 
 
 def _library_snapshot(db_path):
@@ -85,7 +73,7 @@ def test_with_the_library_layer_an_update_equals_a_rebuild_and_new_imports_bring
     updated = index_repository(mini_repo, jobs=1)
     rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1)
     assert updated.mode == "update" and rebuilt.mode == "full"
-    assert _snapshot(updated.db_path) == _snapshot(rebuilt.db_path)
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
     assert _library_snapshot(updated.db_path) == _library_snapshot(rebuilt.db_path)
     (mini_repo / "src/shop/archive.py").write_text("import zipfile\n\n\ndef pack(path):\n    return zipfile.ZipFile(path)\n")
     grown = index_repository(mini_repo, jobs=1)
@@ -135,13 +123,13 @@ ix.index_repository(sys.argv[1], jobs=1, full=True)
 @pytest.mark.parametrize("script", [_CRASH_DURING_UPDATE, _CRASH_DURING_FULL], ids=["update", "full"])
 def test_crash_mid_index_leaves_previous_database_intact(mini_repo, script):
     report = index_repository(mini_repo, jobs=1)
-    before = _snapshot(report.db_path)
+    before = snapshot(report.db_path)
     raw_before = report.db_path.read_bytes()
     models = mini_repo / "src/shop/models.py"
     models.write_text(models.read_text().replace("class Cart(Base):", "class Trolley(Base):"))
     proc = subprocess.run([sys.executable, "-c", script, str(mini_repo)], capture_output=True, text=True)
     assert proc.returncode == 17, proc.stderr
-    assert _snapshot(report.db_path) == before
+    assert snapshot(report.db_path) == before
     if script is _CRASH_DURING_FULL:
         assert report.db_path.read_bytes() == raw_before
     # and the next run repairs everything
@@ -166,14 +154,14 @@ def test_added_definition_resolves_calls_elsewhere_and_removed_one_unresolves_th
     assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'pricing.shipping'").fetchall() == [
         ("shop.pricing.shipping",)]
     con.close()
-    assert _snapshot(added.db_path) == _snapshot(index_repository(mini_repo, tmp_path / "a.duckdb", jobs=1).db_path)
+    assert snapshot(added.db_path) == snapshot(index_repository(mini_repo, tmp_path / "a.duckdb", jobs=1).db_path)
     pricing.write_text(original)
     removed = index_repository(mini_repo, jobs=1)
     con = duckdb.connect(str(removed.db_path), read_only=True)
     assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'pricing.shipping'").fetchall() == [
         (None,)]
     con.close()
-    assert _snapshot(removed.db_path) == _snapshot(index_repository(mini_repo, tmp_path / "b.duckdb", jobs=1).db_path)
+    assert snapshot(removed.db_path) == snapshot(index_repository(mini_repo, tmp_path / "b.duckdb", jobs=1).db_path)
 
 
 def _reader(db_path, sql):
@@ -240,15 +228,15 @@ def test_a_script_without_a_main_guard_gets_a_clear_error_not_a_hang(tmp_path):
 def test_emptying_the_resolver_caches_changes_no_answer(tmp_path, monkeypatch, stdlib_root):
     """The resolver's caches are emptied when full (bounded memory on big repositories): on a
     real package, caches of 4 entries give the same graph as caches that never fill."""
-    import codegraph.resolve
+    import codegraph.languages.python.resolve
 
     def graph(name):
         db_path = tmp_path / f"{name}.duckdb"
         index_repository(stdlib_root / "email", db_path, jobs=1, embed=False)
-        return _snapshot(db_path)
+        return snapshot(db_path)
 
     roomy = graph("roomy")
-    monkeypatch.setattr(codegraph.resolve, "_MEMO_LIMIT", 4)
+    monkeypatch.setattr(codegraph.languages.python.resolve, "_MEMO_LIMIT", 4)
     cramped = graph("cramped")
     assert roomy == cramped
     assert sum(1 for row in roomy["calls"] if row[-1] == "type") > 20  # answers that need the caches' work

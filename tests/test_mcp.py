@@ -41,9 +41,8 @@ async def _call(session, tool, **args):
 
 
 @pytest.fixture
-def shop(tmp_path):
-    repo = tmp_path / "shop"
-    shutil.copytree(ROOT / "examples" / "shop", repo)
+def shop(example):
+    repo = example
     (repo / "shop" / "checkout.py").write_text(
         "from shop.models import Cart\nfrom shop.pricing import apply_discount\n\n\n"
         "def checkout(cart: Cart, rate: float) -> float:\n    cart.add(None)\n"

@@ -1,20 +1,18 @@
 """The refinement loop, its models and its parsing, end to end on the shipped example."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from codegraph.cli import main
-from codegraph.refine.code import code_from_answer, splice
+from codegraph.languages.python.splice import code_from_answer, splice
 from codegraph.refine.loop import refine
 from codegraph.llm import ModelError, OpenAIChat, ReplayModel, ScriptedModel
 from codegraph.refine.task import TaskError, load_task, task_from_dict
 from openai_server import FakeOpenAI
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
 
 GOOD = '''from shop.pricing import apply_discount, round_money
 
@@ -24,13 +22,6 @@ def summarize(cart: Cart, rate: float = 0.1) -> str:
     return f"{cart.count()} items, {round_money(net)}"
 '''
 HALLUCINATED = GOOD.replace("apply_discount", "apply_discnt")
-
-
-@pytest.fixture
-def example(tmp_path):
-    repo = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
-    return repo
 
 
 def _task(repo: Path, **changes):
@@ -225,7 +216,7 @@ def test_an_import_the_repository_already_makes_elsewhere_is_not_held_against_th
 def test_offline_generator_renames_only_to_near_miss_names():
     from codegraph.refine.offline import OfflineRepairer
     from codegraph.retrieval.engine import Retrieval
-    from codegraph.retrieval.lint import Diagnostic
+    from codegraph.languages.python.lint import Diagnostic
 
     lines = ["def f(stream):", "    return stream.mode, self.totl()"]
     no_member = Diagnostic("no-member", "E1101", "Instance of 'TextIOWrapper' has no 'mode' member", 2, 11)

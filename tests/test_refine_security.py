@@ -4,7 +4,6 @@ line (issue 10, rows 1-8, 16, 18, 25)."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,12 +15,11 @@ from click.testing import CliRunner
 
 from codegraph.cli import main
 from codegraph.llm import OpenAIChat, ScriptedModel
-from codegraph.refine.code import code_from_answer
+from codegraph.languages.python.splice import code_from_answer
 from codegraph.refine.loop import refine
 from codegraph.refine.task import Task, TaskError, task_from_dict
 from openai_server import FakeOpenAI
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
 GOOD = '''from shop.pricing import apply_discount, round_money
 
 
@@ -29,13 +27,6 @@ def summarize(cart: Cart, rate: float = 0.1) -> str:
     net = apply_discount(sum(i.price for i in cart.items), rate)
     return f"{cart.count()} items, {round_money(net)}"
 '''
-
-
-@pytest.fixture
-def example(tmp_path):
-    repo = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".codegraph"))
-    return repo
 
 
 def _data(repo: Path, **changes) -> dict:

@@ -2,7 +2,7 @@
 
 import time
 
-from codegraph.resolve import Resolver
+from codegraph.languages.python.resolve import Resolver
 
 
 def _star_package(sources: int, present: int) -> Resolver:

@@ -12,7 +12,7 @@ from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.diagnose import diagnose, parse_lines
 from codegraph.retrieval.engine import Retriever, extract_sql, query_terms
-from codegraph.retrieval.lint import Diagnostic, Linter, keep_lines
+from codegraph.languages.python.lint import Diagnostic, Linter, keep_lines
 from codegraph.retrieval.rules import RULES, template_names
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -243,7 +243,7 @@ def test_the_linter_sees_modules_created_deleted_and_renamed_after_its_first_run
 
 
 def test_a_lint_that_overruns_is_stopped_and_the_next_one_works(repo):
-    from codegraph.retrieval.lint import LintTimeout
+    from codegraph.languages.python.lint import LintTimeout
 
     path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
     with Linter() as linter:
@@ -253,7 +253,7 @@ def test_a_lint_that_overruns_is_stopped_and_the_next_one_works(repo):
 
 
 def test_an_oversized_candidate_is_refused_with_one_line(repo):
-    from codegraph.retrieval.lint import LintError
+    from codegraph.languages.python.lint import LintError
 
     big = repo / "src" / "shop" / "big_candidate.py"
     big.write_text("x = 1\n" * 50_000)

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from codegraph import schema
-from codegraph.extract import extract
+from codegraph.languages.python.extract import extract
 from codegraph.semantic.store import DEFAULT_DIM
 
 
@@ -78,3 +78,14 @@ def test_ids_are_unique_even_for_names_defined_twice():
 def test_stdlib_ids_are_unique(stdlib_con):
     assert stdlib_con.execute("SELECT count(*) = count(DISTINCT id) FROM symbols").fetchone() == (True,)
     assert stdlib_con.execute("SELECT count(*) = count(DISTINCT id) FROM embeddings").fetchone() == (True,)
+
+
+def test_the_version_covers_the_code_that_fills_the_rows(monkeypatch):
+    """A database built by another extractor or resolver is rebuilt, not mixed with new rows."""
+    from importlib import resources
+
+    hashed = {source.name for name in schema.ROW_MAKERS for source in schema._sources(resources.files("codegraph") / name)}
+    assert {"extract.py", "resolve.py", "update.py", "resolution.py", "base.py"} <= hashed
+    before = schema._version()
+    monkeypatch.setattr(schema, "ROW_MAKERS", tuple(n for n in schema.ROW_MAKERS if n != "update.py"))
+    assert schema._version() != before

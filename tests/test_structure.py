@@ -106,3 +106,47 @@ def test_the_cycle_finder_finds_a_cycle_an_import_inside_a_function_hides(tmp_pa
     (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n")
     (package / "d.py").write_text("from .a import b\n")
     assert _cycles(_import_graph(_modules(package))) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+    return names
+
+
+# What only a language's own folder may import: its grammar, its linter; tree-sitter itself only
+# under languages/.
+_OWNED = {"tree_sitter_python": "languages/python", "pylint": "languages/python", "astroid": "languages/python",
+          "tree_sitter": "languages"}
+
+
+def test_grammars_and_linters_are_imported_only_inside_their_language():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for name in _third_party_imports(path):
+            owner = _OWNED.get(name.split(".")[0])
+            if owner is not None and not where.startswith(owner + "/"):
+                wrong.append(f"{where} imports {name} (only {owner}/ may)")
+    assert not wrong, wrong
+
+
+# Modules outside languages/ that still reach into Python's folder instead of asking the registry:
+# the library layer (build, full_build, update, indexer), resolution (resolution, update) and
+# pylint's diagnostics (cli, refine.loop, retrieval.*). The list may only shrink.
+_STILL_REACHING = {"build", "cli", "full_build", "indexer", "refine.loop", "resolution", "retrieval.diagnose",
+                   "retrieval.engine", "retrieval.repairs", "retrieval.rules", "retrieval.tools", "update"}
+
+
+def test_nothing_new_reaches_into_a_language_folder():
+    modules = _modules()
+    graph = _import_graph(modules)
+    reaching = {module.removeprefix("codegraph.") for module, targets in graph.items()
+                if not module.startswith("codegraph.languages")
+                and any(t.startswith("codegraph.languages.") and t != "codegraph.languages.base" for t in targets)}
+    assert reaching <= _STILL_REACHING, f"new direct imports of a language's modules: {sorted(reaching - _STILL_REACHING)}"
+    assert reaching == _STILL_REACHING, f"no longer reaching in, take them off the list: {sorted(_STILL_REACHING - reaching)}"

@@ -3,7 +3,6 @@
 import json
 import shutil
 import textwrap
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,8 +11,8 @@ from codegraph.cli import main
 from codegraph.indexer import index_repository
 from codegraph.llm import estimate_tokens
 from codegraph.retrieval.task_context import task_context
+from conftest import EXAMPLE
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"
 DESCRIPTION = ("Summarize a cart in one line: the number of items, then the total net price after the discount "
                "`rate`, formatted with two decimals.")
 

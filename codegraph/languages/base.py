@@ -4,15 +4,20 @@ grammar, its linter or its naming rules.
 
 The pipeline asks a language, in order: is this folder a package (`package_folder`), what is a
 file's module name (`module_name`), what rows does a file hold (`extract`, into the tables of
-schema.py, as a FileFacts). Everything a language leaves out has a neutral default, so a new
-one starts with `name`, `suffixes` and `extract` and grows from there."""
+schema.py, as a FileFacts). Refine asks it to read a model's answer and splice it into a file
+(`code_from_answer`, `splice`, `definition_of`, `import_insert_line`). Everything a language
+leaves out has a neutral default or says it cannot, so a new one starts with `name`, `suffixes`
+and `extract` and grows from there."""
 
 from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar, TypeVar
+
+from ..errors import CodegraphError
 
 EXTRACT_SECONDS = 20.0  # one file's budget: past it the file is skipped and reported, not the index stalled
 
@@ -38,6 +43,20 @@ class ExtractionBudget(Exception):
     """A file took longer to extract than EXTRACT_SECONDS."""
 
 
+@dataclass
+class Spliced:
+    """A file with a model's definition put in."""
+
+    text: str
+    first_line: int  # 1-based span of the candidate in the new file
+    last_line: int
+    import_lines: tuple[int, ...] = ()  # imports the candidate brought, added to the file's imports
+
+
+class Unsupported(CodegraphError):
+    """The language cannot do this yet."""
+
+
 def stable_id(*parts: str) -> int:
     """A 63-bit id that is the same on every run for the same symbol in the same file."""
     digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
@@ -49,6 +68,9 @@ class Language(ABC):
 
     name: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]]  # the files it reads, by how their names end
+    # files that make a folder part of the module path even where the walk would leave it out
+    # (build/, dist/): Python's __init__.py
+    package_markers: ClassVar[frozenset[str]] = frozenset()
 
     def package_folder(self, rel_dir: str, filenames: list[str], packages: set[str]) -> bool:
         """Does this folder belong to the module path of the files under it? `packages` holds
@@ -64,10 +86,32 @@ class Language(ABC):
         """Does the file stand for its folder (Python's __init__.py)?"""
         return False
 
+    def module_of_file(self, path: Path) -> str:
+        """The module name of a file outside any walk (a candidate a model wrote)."""
+        return path.stem
+
     @abstractmethod
     def extract(self, data: bytes, path: str, module: str, is_package: bool,
-                budget_s: float = EXTRACT_SECONDS) -> FileFacts:
-        """The rows of one file. Raises UndecodableSource or ExtractionBudget for a file to skip."""
+                budget_s: float | None = None) -> FileFacts:
+        """The rows of one file, within budget_s seconds (None: EXTRACT_SECONDS). Raises
+        UndecodableSource or ExtractionBudget for a file to skip."""
+
+    # -- refine: a model's answer into a file --------------------------------------------------
+    def code_from_answer(self, answer: str, symbol: str) -> str | None:
+        """The code for `symbol` in a model's answer, or None when there is none."""
+        raise Unsupported(f"refine cannot read {self.name} answers yet")
+
+    def splice(self, source: str, symbol: str, code: str) -> Spliced:
+        """`source` with `symbol`'s definition replaced by (or added as) `code`."""
+        raise Unsupported(f"refine cannot splice {self.name} code yet")
+
+    def definition_of(self, text: str, symbol: str) -> str:
+        """`symbol`'s definition in `text`, at its own indentation, or ""."""
+        raise Unsupported(f"refine cannot find {self.name} definitions yet")
+
+    def import_insert_line(self, text: str) -> int:
+        """0-based line where an import goes in `text`."""
+        raise Unsupported(f"refine cannot place {self.name} imports yet")
 
 
 L = TypeVar("L", bound=type[Language])

@@ -26,17 +26,16 @@ import duckdb
 
 from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
-from ..extract import _PARSER
 from ..indexer import index_repository
+from ..languages import for_file
 from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
-from ..retrieval.lint import LintError, Linter, keep_lines
+from ..languages.python.lint import LintError, Linter, keep_lines
 from ..retrieval.task_context import task_context
 from ..retrieval.tools import get_class_info
 from ..semantic.search import search
-from .code import _find, _import_insert_line, code_from_answer, splice
 from .offline import OfflineRepairer
 from .sandbox import choose_level, run_fenced, fence_environment
 from .scratch import copy_repository, remove_tree, run_copy, write_inside
@@ -128,6 +127,7 @@ class Refiner:
                  linter: Linter | None = None, log: Callable[[str], None] | None = None) -> None:
         self.task = task
         task.target_file = confine_target(task.repo, task.target_file)
+        self.language = for_file(task.target_file.rpartition("/")[2])  # confine_target refuses a file of none
         task.tests = confine_tests(task.repo, task.tests)
         confine_env(task.repo, task.env, task.pass_env)
         self.model = model or OfflineRepairer()
@@ -264,14 +264,12 @@ class Refiner:
         if size > MAX_ANSWER_BYTES:
             return None, (f"Your answer was {size // 1000} kB, over the {MAX_ANSWER_BYTES // 1000} kB limit: "
                           f"answer with only the definition of `{self.task.symbol}` and its imports.")
-        code = code_from_answer(completion.text, self.task.symbol)
+        code = self.language.code_from_answer(completion.text, self.task.symbol)
         return code, None if code else "The answer held no Python code block defining the symbol."
 
     def _candidate_code(self, text: str, import_lines: list[str]) -> str:
-        node = _find(_PARSER.parse(text.encode()).root_node, self.task.symbol)
-        body = text.encode()[node.start_byte:node.end_byte].decode() if node is not None else ""
-        indent = " " * node.start_point[1] if node is not None else ""
-        return "\n".join([*import_lines, *([""] if import_lines else []), indent + body]) + "\n"
+        body = self.language.definition_of(text, self.task.symbol)
+        return "\n".join([*import_lines, *([""] if import_lines else []), body]) + "\n"
 
     def _run_tests(self) -> TestRun:
         """The tests, fenced, in a copy of the scratch copy made for this run and removed after it:
@@ -356,7 +354,7 @@ class Refiner:
                 stop = "no code"
             else:
                 try:
-                    spliced = splice(self.original, self.task.symbol, code)
+                    spliced = self.language.splice(self.original, self.task.symbol, code)
                 except ValueError as exc:
                     raise CodegraphError(str(exc)) from None
                 write_inside(self.root, self.task.target_file, spliced.text)
@@ -411,12 +409,12 @@ class Refiner:
                         return "tests fail and the offline generator only repairs lint errors", tests_passed
                     lines, done = self.model.repair(spliced.text.split("\n"), retrievals,
                                                     (spliced.first_line, spliced.last_line),
-                                                    _import_insert_line(_PARSER.parse(spliced.text.encode()).root_node))
+                                                    self.language.import_insert_line(spliced.text))
                     it.repairs = done
                     if not done:
                         return "no repair found", tests_passed
                     new_text = "\n".join(lines)
-                    added = [l for l in lines[:_import_insert_line(_PARSER.parse(new_text.encode()).root_node)]
+                    added = [l for l in lines[:self.language.import_insert_line(new_text)]
                              if l.strip() and l.strip() not in {o.strip() for o in self.original.split("\n")}]
                     code = self._candidate_code(new_text, added)
                     continue
@@ -448,7 +446,7 @@ class Refiner:
         final = next((it for it in reversed(iterations) if it.code.strip()), iterations[-1])
         lint_clean = bool(final.code.strip()) and final.lint_clean and final.error is None
         success = lint_clean and (tests_passed is True or (not self.task.tests and lint_clean))
-        final_text = splice(self.original, self.task.symbol, final.code).text if final.code.strip() else self.original
+        final_text = self.language.splice(self.original, self.task.symbol, final.code).text if final.code.strip() else self.original
         diff = "".join(difflib.unified_diff(self.original.splitlines(True), final_text.splitlines(True),
                                             f"a/{self.task.target_file}", f"b/{self.task.target_file}"))
         applied = False

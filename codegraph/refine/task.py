@@ -18,6 +18,7 @@ import jsonschema
 
 from ..environment import looks_secret
 from ..errors import CodegraphError
+from ..languages import for_file, suffixes
 
 MODES = ("direct", "naive-rag", "repocoder", "reflexion", "cocogen", "rrr")
 ISOLATION_LEVELS = ("auto", "sandbox", "no-network", "rlimits")
@@ -164,8 +165,9 @@ def confine_target(repo: Path, target_file: str) -> str:
                         "the target must be a file inside it")
     if not stat.S_ISREG(os.stat(real).st_mode):
         raise TaskError(f"target_file {target_file!r} is not a regular file")
-    if real.suffix != ".py":
-        raise TaskError(f"target_file {target_file!r} is not a Python file (.py)")
+    if for_file(real.name) is None:
+        raise TaskError(f"target_file {target_file!r} is not a file of a language codegraph reads "
+                        f"({', '.join(suffixes())})")
     return real.relative_to(root).as_posix()
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..extract import FileFacts, UndecodableSource, extract
-from .lint import candidate_module
+from ..languages import FileFacts, UndecodableSource, for_file, language
 
 _FUNCTION_KINDS = frozenset({"method", "classmethod", "staticmethod", "property", "function"})
 
@@ -29,9 +28,10 @@ class Candidate:
     def from_file(cls, path: str | Path, module: str | None = None, source: str | None = None) -> "Candidate":
         path = Path(path).resolve()
         text = source if source is not None else path.read_text(encoding="utf-8", errors="replace")
-        module = module or candidate_module(path)
+        reader = for_file(path.name) or language("python")  # a model's file may have any name
+        module = module or reader.module_of_file(path)
         try:
-            facts = extract(text.encode("utf-8"), path.name, module, path.name == "__init__.py")
+            facts = reader.extract(text.encode("utf-8"), path.name, module, reader.is_package(path.name))
         except UndecodableSource:
             facts = None
         return cls(path, text, module, facts, text.splitlines())

@@ -12,7 +12,7 @@ from ..llm import ChatModel
 from .candidate import Candidate
 from .context import render
 from .engine import Retrieval, Retriever
-from .lint import Diagnostic, Linter, keep_lines, shared_linter
+from ..languages.python.lint import Diagnostic, Linter, keep_lines, shared_linter
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ..llm import ChatModel
 from ..semantic.search import search
 from ..semantic.store import model_from_meta
 from .candidate import Candidate, GraphNames
-from .lint import Diagnostic
+from ..languages.python.lint import Diagnostic
 from .rules import RuleContext, load_template, rules_for
 from .sqlguard import Schema, run_untrusted
 

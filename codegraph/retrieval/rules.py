@@ -1,4 +1,5 @@
-"""The rule table: a pylint symbol -> a named SQL template and how to fill its parameters.
+"""The rule table: a pylint symbol -> a named SQL template, how to fill its parameters, and what
+the offline generator repairs with the best row (repairs.py).
 
 Rules are data. Each one reads what it needs from the message text and, where the message does
 not name the culprit (API and object errors), from the candidate's code at the message's line
@@ -12,8 +13,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
+from . import repairs
 from .candidate import Candidate, GraphNames, resolve_in_candidate
-from .lint import CATEGORIES, Diagnostic
+from .repairs import Repair
+from ..languages.python.lint import CATEGORIES, Diagnostic, pylint_error_symbols
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Rule:
     template: str | None  # None: answered from the candidate itself, no SQL
     params: Params
     finds: str
+    repair: Repair | None = None  # what the offline generator does with the best row (repairs.py)
 
     def sql(self) -> str | None:
         return load_template(self.template) if self.template else None
@@ -302,21 +306,21 @@ def _class_definition(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 RULES: tuple[Rule, ...] = (
     Rule("import-error", "import_error", _import_error,
-         "modules whose name is nearest the missing one; definitions named like its last part"),
+         "modules whose name is nearest the missing one; definitions named like its last part", repairs.module),
     Rule("no-name-in-module", "names_in_module_like", _no_name,
-         "what the module really offers, nearest name first; where the name is really defined"),
+         "what the module really offers, nearest name first; where the name is really defined", repairs.name_in_module),
     Rule("no-member", "names_in_module_like", _no_member_on_module,
-         "(Module form) what the module really offers, nearest name first"),
+         "(Module form) what the module really offers, nearest name first", repairs.member),
     Rule("no-member", "members_like", _no_member_on_class,
-         "(Instance/Class form) the class's members, inherited ones included, nearest first"),
+         "(Instance/Class form) the class's members, inherited ones included, nearest first", repairs.member),
     Rule("no-member", "definition", _no_member_on_function,
-         "(Method/Function form) what the owner really is: its kind, signature and return annotation"),
+         "(Method/Function form) what the owner really is: its kind, signature and return annotation", repairs.member),
     Rule("no-member", "named_definitions", _no_member_on_function_by_name,
-         "(Method/Function form, owner unresolved) every definition of the owner's name"),
+         "(Method/Function form, owner unresolved) every definition of the owner's name", repairs.member),
     Rule("undefined-variable", "undefined_name", _undefined,
-         "where the name is defined with the import to use; near-miss names, local ones first"),
+         "where the name is defined with the import to use; near-miss names, local ones first", repairs.undefined),
     Rule("used-before-assignment", "undefined_name", _undefined,
-         "as undefined-variable"),
+         "as undefined-variable", repairs.undefined),
     Rule("possibly-used-before-assignment", "undefined_name", _undefined,
          "as undefined-variable"),
     Rule("undefined-all-variable", "names_in_module_like", _all_variable,
@@ -341,29 +345,24 @@ RULES: tuple[Rule, ...] = (
                           "assignment-from-none", "positional-only-arguments-expected")
       for rule in (
           Rule(symbol, "callee", _callee,
-               "the called definition (constructor for classes): signature, parameters, short source"),
+               "the called definition (constructor for classes): signature, parameters, short source",
+               repairs.keyword if symbol == "unexpected-keyword-arg" else None),
           Rule(symbol, "named_definitions", _callee_by_name,
-               "when the callee's owner is unknown: every definition of that name"),
+               "when the callee's owner is unknown: every definition of that name",
+               repairs.keyword if symbol == "unexpected-keyword-arg" else None),
       )),
     *(rule for symbol in _OBJECT_PATTERNS
       for rule in (
-          Rule(symbol, "definition", _object, "what the expression really is: kind, signature, value"),
+          Rule(symbol, "definition", _object, "what the expression really is: kind, signature, value",
+               repairs.not_callable if symbol == "not-callable" else None),
           Rule(symbol, "named_definitions", _object_by_name,
-               "when the expression's owner is unknown: every definition of that name"),
+               "when the expression's owner is unknown: every definition of that name",
+               repairs.not_callable if symbol == "not-callable" else None),
       )),
     Rule("function-redefined", "same_name_in_scope", _redefined,
          "the definitions of that name already in the module or class"),
     *(Rule(symbol, None, _local, "the candidate's lines around the message (no SQL)") for symbol in LOCAL_ONLY),
 )
-
-
-def pylint_error_symbols() -> dict[str, str]:
-    """Every error message (E...) pylint has: symbol -> message id."""
-    from pylint.lint import PyLinter
-
-    linter = PyLinter()
-    linter.load_default_plugins()
-    return {m.symbol: m.msgid for m in linter.msgs_store.messages if m.msgid.startswith("E")}
 
 
 def uncovered() -> list[tuple[str, str]]:
@@ -395,6 +394,12 @@ def rules_markdown() -> str:
         out.append(f"| `{rule.symbol}` | {CATEGORIES.get(rule.symbol, 'OTHER')} | `queries/{rule.template}.sql` | "
                    f"{rule.finds} |")
     local = [r.symbol for r in RULES if r.template is None]
+    repaired = {r.symbol: r.repair for r in RULES if r.repair is not None}
+    out += ["", "## Offline repairs", "",
+            "What `refine --model offline` (no LLM) does with the row ranked first, per message:", "",
+            "| symbol | repair |", "|---|---|"]
+    out += [f"| `{symbol}` | {' '.join((repair.__doc__ or repair.__name__).split())} |"
+            for symbol, repair in repaired.items()]
     out += ["", f"Answered from the candidate's own lines (no SQL: the message is about code the candidate wrote, "
             f"and the lines around it are the context), {len(local)} messages: "
             + ", ".join(f"`{s}`" for s in local) + ".", "",

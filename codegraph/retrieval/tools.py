@@ -9,7 +9,7 @@ import duckdb
 from ..db import run_query
 from ..schema import PROJECT_CALL_SQL
 from .engine import query_terms
-from .lint import shared_linter
+from ..languages.python.lint import shared_linter
 from .rules import load_template
 
 

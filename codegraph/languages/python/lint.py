@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..discover import module_name
-from ..errors import CodegraphError
-from ..worker import Worker, WorkerDied, WorkerTimeout, serve
+from .modules import module_name
+from ...errors import CodegraphError
+from ...worker import Worker, WorkerDied, WorkerTimeout, serve
 
 # CoCoGen's categories (Table 4), keyed by pylint symbol.
 CATEGORIES = {
@@ -88,6 +88,15 @@ def candidate_module(path: Path) -> str:
         packages.add(folder.relative_to(root).as_posix())
         folder = folder.parent
     return module_name(rel, packages)
+
+
+def pylint_error_symbols() -> dict[str, str]:
+    """Every error message (E...) pylint has: symbol -> message id."""
+    from pylint.lint import PyLinter
+
+    linter = PyLinter()
+    linter.load_default_plugins()
+    return {m.symbol: m.msgid for m in linter.msgs_store.messages if m.msgid.startswith("E")}
 
 
 def keep_lines(diagnostics: Iterable[Diagnostic], first: int | None, last: int | None,

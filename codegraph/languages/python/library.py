@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .discover import DEFAULT_MAX_FILE_SIZE, SourceFile
+from ...discover import DEFAULT_MAX_FILE_SIZE, SourceFile
 
 MAX_DEPTH = 2
 MAX_FILES = 600
@@ -130,7 +130,7 @@ def library_files(located: dict[str, Located], finder: Finder,
             continue
         if st.st_size > max_file_size:
             continue
-        out.append((SourceFile(label, where.origin, name, where.is_package, st.st_size, st.st_mtime_ns), layer))
+        out.append((SourceFile(label, where.origin, name, where.is_package, st.st_size, st.st_mtime_ns, "python"), layer))
     return out
 
 

@@ -14,12 +14,12 @@ import io
 import re
 import time
 import tokenize
-from dataclasses import dataclass, field
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from .schema import BY_NAME, EXTRACTED
+from ...schema import BY_NAME, EXTRACTED
+from ..base import EXTRACT_SECONDS, ExtractionBudget, FileFacts, UndecodableSource, stable_id
 from .uses import _VALUE_LIMIT, CallRow, Scope, Uses, _shorten
 
 LANGUAGE = Language(tree_sitter_python.language())
@@ -104,39 +104,11 @@ _BINDING_CAPTURES = {"bind_loop": "loop", "bind_as": "as", "bind_walrus": "walru
                      "bind_nonlocal": "nonlocal", "bind_lambda": "lambda", "bind_return": "return"}
 
 
-def stable_id(*parts: str) -> int:
-    """A 63-bit id that is the same on every run for the same symbol in the same file."""
-    digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
-
-
-@dataclass
-class FileFacts:
-    path: str
-    module: str
-    file_id: int
-    sha256: str
-    lines: int = 0
-    parse_errors: int = 0
-    rows: dict[str, list[tuple]] = field(default_factory=dict)  # table -> rows of its NamedTuple row type
-
-
-class UndecodableSource(ValueError):
-    pass
-
-
 # Tree-sitter's query cursor slows past about 30,000 levels of nesting (a chain of 40,000 calls
 # took 47 s, 20,000 took 0.08 s), in C where no budget can stop it. CPython itself compiles a call
 # chain of at most about 1,500 links (3,000 levels) and 200 nested brackets, so nothing Python can
 # run is missed by matching only down to this depth.
 MAX_QUERY_DEPTH = 10_000
-EXTRACT_SECONDS = 20.0  # one file's budget: past it the file is skipped and reported, not the index stalled
-
-
-class ExtractionBudget(Exception):
-    """A file took longer to extract than EXTRACT_SECONDS."""
-
-
 def decode_source(data: bytes) -> str:
     """Decode like Python does: a PEP 263 coding cookie or BOM, else UTF-8."""
     if b"\x00" in data[:8192]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from ..extract import _PARSER
+from ..base import Spliced
+from .extract import _PARSER
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
@@ -81,14 +81,6 @@ def code_from_answer(answer: str, symbol: str) -> str | None:
         trimmed = _trim_truncated(chosen)
         chosen = trimmed if trimmed.strip() and _defines(trimmed, symbol) else chosen
     return chosen + "\n"
-
-
-@dataclass
-class Spliced:
-    text: str
-    first_line: int  # 1-based span of the candidate in the new file
-    last_line: int
-    import_lines: tuple[int, ...] = ()  # imports the candidate brought, added to the file's imports
 
 
 def _find(root: Node, symbol: str) -> Node | None:
@@ -176,3 +168,16 @@ def _import_insert_line(root: Node) -> int:
         elif child.type != "comment":
             break
     return line
+
+
+def definition_of(text: str, symbol: str) -> str:
+    """`symbol`'s definition in `text` (decorators included) at its own indentation, or ""."""
+    node = _find(_PARSER.parse(text.encode()).root_node, symbol)
+    if node is None:
+        return ""
+    return " " * node.start_point[1] + text.encode()[node.start_byte:node.end_byte].decode()
+
+
+def import_insert_line(text: str) -> int:
+    """0-based line of `text` where an import goes: after the docstring and the imports there."""
+    return _import_insert_line(_PARSER.parse(text.encode()).root_node)

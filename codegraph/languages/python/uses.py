@@ -11,7 +11,7 @@ from typing import Iterable
 
 from tree_sitter import Node
 
-from .schema import BY_NAME
+from ...schema import BY_NAME
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS,
                           IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of, _function_scopes)
-from .schema import PROJECT_RESOLUTIONS
+from ...schema import PROJECT_RESOLUTIONS
 
 
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")

@@ -1,0 +1,11 @@
+"""The languages codegraph reads, each one folder behind the protocol in base.py. Importing this
+package registers them; the rest of codegraph asks for one by name or by file suffix."""
+
+from __future__ import annotations
+
+from . import python  # noqa: F401  (registers itself)
+from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Spliced, UndecodableSource, Unsupported,
+                   for_file, language, languages, register, stable_id, suffixes, unregister)
+
+__all__ = ["EXTRACT_SECONDS", "ExtractionBudget", "FileFacts", "Language", "Spliced", "UndecodableSource",
+           "Unsupported", "for_file", "language", "languages", "register", "stable_id", "suffixes", "unregister"]
