@@ -1,53 +1,15 @@
 -- Views and macros over the tables declared in codegraph/schema.py (their DDL is generated
--- from there). The schema version is a hash of both, so editing this file rebuilds older
--- databases instead of misreading them.
+-- from there, and so is each @@union@@ below: schema.DEFINITION). The schema version is a hash
+-- of both, so editing this file rebuilds older databases instead of misreading them.
 
 -- One row per definition of the repository: "where is X defined" is one query.
 CREATE VIEW symbols AS
-    SELECT id, 'module' AS kind, name, qualname, qualname AS module, NULL::VARCHAR AS class_qualname,
-           path, start_line, end_line, NULL::VARCHAR AS signature, docstring, file_id
-    FROM modules
-    UNION ALL
-    SELECT id, 'class', name, qualname, module, NULL, path, start_line, end_line,
-           '(' || array_to_string(bases, ', ') || ')', docstring, file_id
-    FROM classes
-    UNION ALL
-    SELECT id, kind, name, qualname, module, class_qualname, path, start_line, end_line,
-           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id
-    FROM members
-    UNION ALL
-    SELECT id, kind, name, qualname, module, NULL, path, start_line, end_line,
-           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id
-    FROM globals
-    UNION ALL
-    SELECT id, 'nested_function', name, qualname, module, NULL, path, start_line, end_line,
-           signature, docstring, file_id
-    FROM nested_functions;
+    @@symbols@@;
 
 -- The same, with the library layer (the standard library and the packages the repository
 -- imports, in the `library` schema) and a `layer` column: project | stdlib | site.
 CREATE VIEW all_symbols AS
-    SELECT id, 'module' AS kind, name, qualname, qualname AS module, NULL::VARCHAR AS class_qualname,
-           path, start_line, end_line, NULL::VARCHAR AS signature, docstring, file_id, layer
-    FROM all_modules
-    UNION ALL
-    SELECT id, 'class', name, qualname, module, NULL, path, start_line, end_line,
-           '(' || array_to_string(bases, ', ') || ')', docstring, file_id, layer
-    FROM all_classes
-    UNION ALL
-    SELECT id, kind, name, qualname, module, class_qualname, path, start_line, end_line,
-           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id,
-           layer
-    FROM all_members
-    UNION ALL
-    SELECT id, kind, name, qualname, module, NULL, path, start_line, end_line,
-           coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END), docstring, file_id,
-           layer
-    FROM all_globals
-    UNION ALL
-    SELECT id, 'nested_function', name, qualname, module, NULL, path, start_line, end_line,
-           signature, docstring, file_id, layer
-    FROM all_nested_functions;
+    @@all_symbols@@;
 
 -- CodeQL-style vocabulary, stored in the file so the plain duckdb shell has it too.
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from . import db, forked
 from .languages.python.resolve import ASSIGNED_RESOLUTIONS, Resolver
-from .schema import BY_NAME, DEFINITIONS, PROJECT_RESOLUTIONS
+from .schema import BY_NAME, DEFINITION, DEFINITIONS, PROJECT_RESOLUTIONS
 
 # Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
 RESOLVED_TABLES = ("imports", "calls", "refs", "inheritance")
@@ -104,13 +104,11 @@ def evidence_sql(table: str) -> str:
     return f"coalesce({', '.join(columns)})"
 
 
-DEFINITIONS_SQL = """
-    SELECT qualname, 'module', layer, qualname, NULL, NULL, start_line FROM all_modules
-    UNION ALL SELECT qualname, 'class', layer, module, metaclass, NULL, start_line FROM all_classes
-    UNION ALL SELECT qualname, kind, layer, module, {members}, decorators, start_line FROM all_members
-    UNION ALL SELECT qualname, kind, layer, module, {globals}, decorators, start_line FROM all_globals
-    UNION ALL SELECT qualname, 'nested_function', layer, module, {nested_functions}, decorators, start_line
-        FROM all_nested_functions""".format(**{t: evidence_sql(t) for t in EVIDENCE})
+# definition_rows' columns, read from a database: the evidence is what definition_rows reads
+DEFINITIONS_SQL = DEFINITION.sql(
+    ("qualname", "kind", "layer", "module", "evidence", "decorators", "start_line"), prefix="all_",
+    extra={"evidence": {"modules": "NULL", "classes": "metaclass", **{t: evidence_sql(t) for t in EVIDENCE}},
+           "decorators": {"modules": "NULL", "classes": "NULL"}})
 
 
 def stored_definitions(con: duckdb.DuckDBPyConnection) -> list[tuple]:

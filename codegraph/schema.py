@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import pyarrow as pa
 
@@ -330,6 +330,45 @@ for _table in TABLES:
 EXTRACTED: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions", "parameters", "bindings",
                               "imports", "calls", "refs", "inheritance")  # what the parser emits per file
 DEFINITIONS: tuple[str, ...] = ("modules", "classes", "members", "globals", "nested_functions")
+CALLABLES_AND_CLASSES: tuple[str, ...] = ("globals", "members", "nested_functions", "classes")
+FUNCTIONS: tuple[str, ...] = ("members", "globals", "nested_functions")  # where a body's source is
+
+
+@dataclass(frozen=True)
+class Union:
+    """Tables read as one. A column is each table's own column of that name unless `columns` maps
+    it to an expression for that table; anything else asked for (a literal) is taken as written.
+    Declared once here, generated into the views (macros.sql's @@name@@ markers), the update's
+    and the resolver's SQL."""
+
+    tables: tuple[str, ...]
+    columns: dict[str, dict[str, str]]
+
+    def sql(self, select: Sequence[str], *, where: str = "", tables: Sequence[str] | None = None,
+            prefix: str = "", extra: dict[str, dict[str, str]] | None = None, union: str = "UNION ALL",
+            indent: str = "    ") -> str:
+        """SELECT `select` FROM each of `tables` (all by default, named prefix + table) [WHERE
+        where], joined by `union`; `extra` adds or overrides expressions for this query."""
+        columns = {**self.columns, **(extra or {})}
+        parts = []
+        for table in tables or self.tables:
+            exprs = [columns.get(c, {}).get(table, c) for c in select]
+            named = [e if e == c or not c.isidentifier() else f"{e} AS {c}" for e, c in zip(exprs, select)]
+            parts.append(f"SELECT {', '.join(named)} FROM {prefix}{table}" + (f" WHERE {where}" if where else ""))
+        return f"\n{indent}{union}\n{indent}".join(parts)
+
+
+_SIGNATURE_OR_ANNOTATION = "coalesce(signature, CASE WHEN annotation IS NOT NULL THEN ': ' || annotation END)"
+# Every definition as one row shape: what `symbols` shows and what updates and the resolver read.
+DEFINITION = Union(DEFINITIONS, {
+    "kind": {"modules": "'module'", "classes": "'class'", "nested_functions": "'nested_function'"},
+    "module": {"modules": "qualname"},
+    "class_qualname": {"modules": "NULL::VARCHAR", "classes": "NULL", "globals": "NULL", "nested_functions": "NULL"},
+    "signature": {"modules": "NULL::VARCHAR", "classes": "'(' || array_to_string(bases, ', ') || ')'",
+                  "members": _SIGNATURE_OR_ANNOTATION, "globals": _SIGNATURE_OR_ANNOTATION},
+})
+SYMBOL_COLUMNS = ("id", "kind", "name", "qualname", "module", "class_qualname", "path", "start_line", "end_line",
+                  "signature", "docstring", "file_id")
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
 PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "return", "container",
@@ -339,7 +378,13 @@ GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta"
 
 
 def macros_sql() -> str:
-    return resources.files("codegraph").joinpath("macros.sql").read_text(encoding="utf-8")
+    """macros.sql with its @@name@@ markers filled from the unions declared here."""
+    text = resources.files("codegraph").joinpath("macros.sql").read_text(encoding="utf-8")
+    unions = {"symbols": DEFINITION.sql(SYMBOL_COLUMNS),
+              "all_symbols": DEFINITION.sql((*SYMBOL_COLUMNS, "layer"), prefix="all_")}
+    for name, sql in unions.items():
+        text = text.replace(f"@@{name}@@", sql)
+    return text
 
 
 LIBRARY_SCHEMA = "library"

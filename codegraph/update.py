@@ -29,17 +29,12 @@ from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, 
 from .languages.python.library import Finder
 from .languages.python.flows import MAX_HOPS
 from .languages.python.expressions import _LOCALS, PROTOCOL_CALLS
-from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
+from .schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 
 
 _INTERFACE_SQL = """
-    SELECT 'def', qualname, 'module', NULL FROM modules WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, 'class', NULL FROM classes WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, kind, NULL FROM members WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, kind, NULL FROM globals WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'def', qualname, 'nested_function', NULL FROM nested_functions
-        WHERE file_id IN (SELECT file_id FROM _gone)
+    {definitions}
     UNION ALL SELECT 'import', module || ':' || scope_qualname, coalesce(bound_name, '*'),
         coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
     UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
@@ -53,7 +48,8 @@ _INTERFACE_SQL = """
         FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
             SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
         GROUP BY scope_qualname
-""".format(says="\n".join(
+""".format(definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where="file_id IN (SELECT file_id FROM _gone)"),
+           says="\n".join(
     f"""UNION ALL SELECT 'says', qualname, {evidence_sql(t)}, NULL FROM {t}
         WHERE file_id IN (SELECT file_id FROM _gone) AND {evidence_sql(t)} IS NOT NULL
     UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM {t}
@@ -75,10 +71,9 @@ _FLOW_TARGETS_SQL = f"""
     WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
-def _callables_and_classes(column: str, where: str) -> str:
-    """A UNION over the tables of functions and classes."""
-    return "\n    UNION ".join(f"SELECT {column} FROM {table} WHERE {where}"
-                              for table in ("globals", "members", "nested_functions", "classes"))
+def _callables_and_classes(columns: tuple[str, ...], where: str) -> str:
+    """A UNION (distinct rows) over the tables of functions and classes."""
+    return DEFINITION.sql(columns, where=where, tables=CALLABLES_AND_CLASSES, union="UNION")
 
 
 def _within(inner: str, outer: str) -> str:
@@ -96,7 +91,7 @@ def _listed(con: duckdb.DuckDBPyConnection, name: str, values: Iterable, kind: p
     con.register(name, pa.table({"v": pa.array(list(values), kind)}))
 
 
-_FILES_DEFINING_SQL = _callables_and_classes("file_id", "qualname IN (SELECT v FROM _q)")
+_FILES_DEFINING_SQL = _callables_and_classes(("file_id",), "qualname IN (SELECT v FROM _q)")
 # The names a call gives as its arguments (`fn`, `key=fn`, `*args`: fn, fn, args).
 _GIVEN_NAMES = "list_transform(c.arguments, lambda a: ltrim(split_part(a, '=', -1), '*'))"
 # The files of the functions (of _q) that call through a parameter or give it to a call (`filter(fn,
@@ -138,7 +133,7 @@ _FLOW_SITES_SQL = f"""
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """
-_RESOLVING_DEFINITIONS_SQL = _callables_and_classes("qualname", "file_id IN (SELECT file_id FROM _resolving)")
+_RESOLVING_DEFINITIONS_SQL = _callables_and_classes(("qualname",), "file_id IN (SELECT file_id FROM _resolving)")
 _CALLERS_PASSING_SQL = """SELECT DISTINCT caller_qualname FROM calls WHERE resolved_callee IN (SELECT v FROM _q)
                           AND len(arguments) > 0 AND kind <> 'implicit'"""
 
@@ -269,7 +264,7 @@ def _exported(listed: str) -> str:
     """CTEs: d, the definitions of the listed table (with their bare names); exporting, their
     modules and those that star-import one of them, at any depth; starred, the files star-importing
     one of those (a bare name there may mean a definition of d)."""
-    definitions = _callables_and_classes("qualname, file_id, module", f"qualname IN (SELECT v FROM {listed})")
+    definitions = _callables_and_classes(("qualname", "file_id", "module"), f"qualname IN (SELECT v FROM {listed})")
     return f"""
     d AS (SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM ({definitions})),
     exporting(module) AS (

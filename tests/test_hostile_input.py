@@ -408,7 +408,7 @@ def test_a_file_past_its_time_budget_is_skipped_and_reported(tmp_path, monkeypat
     def slow_for_one(data, path, module, is_package, budget_s=None):
         return real(data, path, module, is_package, budget_s=0 if path.endswith("slow.py") else budget_s)
 
-    monkeypatch.setattr("codegraph.build.extract", slow_for_one)
+    monkeypatch.setattr(extract_module, "extract", slow_for_one)
     report = index_repository(repo, jobs=1, libraries=False, embed=False)
     skipped = {s.path: (s.reason, s.detail) for s in report.skipped}
     assert skipped["pkg/slow.py"][0] == "too-slow" and "longer than" in skipped["pkg/slow.py"][1]
@@ -448,7 +448,6 @@ def test_helpers_die_with_an_indexer_killed_by_sigkill(tmp_path):
     workers lived on, and a pymp-* folder stayed."""
     import subprocess
     import sys
-    import tempfile
     import time
 
     repo = tmp_path / "repo"

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from ..db import run_query
-from ..schema import PROJECT_CALL_SQL
+from ..schema import DEFINITION, FUNCTIONS, PROJECT_CALL_SQL
 from .engine import query_terms
 from ..languages.python.lint import shared_linter
 from .rules import load_template
@@ -57,11 +57,12 @@ def get_signature(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
                   {"n": name})
 
 
+_BODY_SQL = DEFINITION.sql(("qualname", "path", "start_line", "end_line", "source"), where="qualname = $q",
+                           tables=FUNCTIONS)
+
+
 def get_method_body(con: duckdb.DuckDBPyConnection, qualname: str) -> list[dict]:
-    return _dicts(con, """SELECT qualname, path, start_line, end_line, source FROM members WHERE qualname = $q
-                          UNION ALL SELECT qualname, path, start_line, end_line, source FROM globals WHERE qualname = $q
-                          UNION ALL SELECT qualname, path, start_line, end_line, source FROM nested_functions
-                          WHERE qualname = $q""", {"q": qualname})
+    return _dicts(con, _BODY_SQL, {"q": qualname})
 
 
 def get_relevant_code(con: duckdb.DuckDBPyConnection, query: str, limit: int = 10) -> list[dict]:

@@ -8,6 +8,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..schema import DEFINITIONS
 from .models import sparse_features
 
 _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
@@ -15,7 +16,7 @@ _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
 
 def symbol_texts(tables: dict[str, list[tuple]], include_docstrings: bool = True) -> Iterator[tuple[int, int, list[tuple[str, float]]]]:
     """(id, file_id, [(text, weight)]) for every definition in extract rows."""
-    for table in ("modules", "classes", "members", "globals", "nested_functions"):
+    for table in DEFINITIONS:
         for row in tables.get(table, ()):
             get = lambda name: getattr(row, name, None)  # noqa: E731  (rows are the schema's NamedTuples)
             pieces: list[tuple[str, float]] = [(get("name") or "", 3.0), (get("qualname") or "", 1.0)]
@@ -147,7 +148,7 @@ def term_weights(table: str, row) -> dict[str, float]:
 def term_rows(tables: dict[str, list[tuple]]) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
     """Columns of the `terms` table for every definition in extract rows."""
     ids, file_ids, terms, weights, lengths = [], [], [], [], []
-    for table in ("modules", "classes", "members", "globals", "nested_functions"):
+    for table in DEFINITIONS:
         for row in tables.get(table, ()):
             found = term_weights(table, row)
             if not found:
