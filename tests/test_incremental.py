@@ -225,6 +225,7 @@ def test_a_script_without_a_main_guard_gets_a_clear_error_not_a_hang(tmp_path):
     assert proc.stdout.strip() == "31"
 
 
+@pytest.mark.slow
 def test_emptying_the_resolver_caches_changes_no_answer(tmp_path, monkeypatch, stdlib_root):
     """The resolver's caches are emptied when full (bounded memory on big repositories): on a
     real package, caches of 4 entries give the same graph as caches that never fill."""
@@ -271,6 +272,7 @@ def test_a_build_defers_full_collections_and_leaves_the_process_settings_as_it_f
     assert pa.default_memory_pool().backend_name == before_pool
 
 
+@pytest.mark.slow
 def test_an_update_with_the_library_layer_equals_a_rebuild_on_asyncio(tmp_path):
     """issue 27, row 12: a comment appended to asyncio/unix_events.py; after the update
     `stdin_w.close()` (stdin_w from `socket.socketpair()`) resolved to socket.socket.close through

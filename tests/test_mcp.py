@@ -130,6 +130,7 @@ def test_every_answer_reflects_the_disk(shop):
     assert not sig_two[0] and "(a, b)" in sig_two[1]
 
 
+@pytest.mark.slow
 def test_readers_and_index_runs_alongside_the_server_never_hit_a_lock(shop):
     """For 30 s: the server answering, 4 readers (`codegraph sql`, `codegraph search`, the duckdb
     shell read-only, a second `codegraph sql`) and `codegraph index` after every edit, all at once.
