@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import db
-from .discover import Skip, SourceFile
+from .discover import Discovery, Skip, SourceFile
 from .languages import ExtractionBudget, FileFacts, UndecodableSource, language
 from .languages.python import library
 from .languages.python.library import Finder
@@ -60,6 +60,29 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
     vectors: dict = field(default_factory=dict)  # what happened to the vector cache
     library_files: int = 0  # standard library and package files indexed (layer stdlib or site)
+    rebuilt_because: str = ""  # why an update gave way to a full build (Rebuild.reason)
+
+
+@dataclass
+class Build:
+    """One index run, as a full build and an update both read it."""
+
+    root: Path
+    target: Path
+    found: Discovery
+    jobs: int
+    progress: Progress | None
+    report: IndexReport
+    embed: bool = True
+    finder: Finder | None = None  # the library layer's, or None without it
+    resolve_jobs: int = 1
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """An update's verdict that it cannot follow what changed: the graph is built afresh."""
+
+    reason: str
 
 
 def extract_one(f: SourceFile) -> FileFacts | Skip:

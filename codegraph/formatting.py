@@ -79,6 +79,8 @@ def index_summary(report, max_skips: int = 10) -> str:
         "unchanged": f"Index of {report.repo_root} is up to date (checked in {report.elapsed_s:.2f} s)",
     }[report.mode]
     lines = [head, f"  database: {report.db_path}"]
+    if getattr(report, "rebuilt_because", ""):
+        lines.append(f"  built afresh: {report.rebuilt_because}")
     if report.mode == "update":
         lines.append(f"  files: {report.parsed} re-parsed, {report.unchanged} unchanged, {report.deleted} deleted, "
                      f"{report.reresolved} others re-resolved")

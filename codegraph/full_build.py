@@ -6,23 +6,23 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 import pyarrow as pa
 
 from . import db
 from .languages.python import library
-from .build import (Chunk, IndexReport, Progress, Writer, concat, external_imports, extract_chunks, give_back_memory,
+from .build import (Build, Chunk, Writer, concat, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
-from .languages.python.library import Finder
 from .resolution import (RESOLVED_TABLES, build_resolver, class_bases, definition_rows, for_resolution, resolve_tables,
                          returns_of_tables, set_class_bases)
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA
 from .semantic.models import HashingModel
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
 
-def full_build(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-                embed: bool = True, finder: Finder | None = None, resolve_jobs: int = 1) -> None:
+def full_build(build: Build) -> None:
+    root, target, found, jobs, progress, report = (build.root, build.target, build.found, build.jobs, build.progress,
+                                                   build.report)
+    embed, finder, resolve_jobs = build.embed, build.finder, build.resolve_jobs
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}

@@ -18,9 +18,9 @@ import duckdb
 import pyarrow as pa
 
 from . import db
-from .build import GUARD_HINT, IndexReport, Progress, full_collections_deferred, starting_a_worker
+from .build import GUARD_HINT, Build, IndexReport, Progress, full_collections_deferred, starting_a_worker
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
-from .errors import RepositoryError, SchemaMismatch
+from .errors import RepositoryError
 from .full_build import full_build
 from .languages import suffixes
 from .languages.python.library import Finder
@@ -75,17 +75,17 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
 
     if target.exists():
         _refuse_foreign_file(target)
-    finder = Finder(python) if libraries else None
+    build = Build(root, target, found, jobs, progress, report, embed, Finder(python) if libraries else None,
+                  resolve_jobs)
     if target.exists() and not full:
-        try:
-            update(root, target, found, jobs, progress, report, embed, finder)
+        verdict = update(build)
+        if verdict is None:
             report.elapsed_s = time.perf_counter() - started
             return report
-        except SchemaMismatch:
-            pass  # an older schema, another root or other settings: rebuild it from scratch below
+        report.rebuilt_because = verdict.reason  # an older schema, another root or other settings
     if target.exists():
         _refuse_foreign(target)
-    full_build(root, target, found, jobs, progress, report, embed, finder, resolve_jobs)
+    full_build(build)
     report.elapsed_s = time.perf_counter() - started
     return report
 

@@ -21,12 +21,11 @@ import pyarrow as pa
 from . import __version__, db
 from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
-from .build import (IndexReport, Progress, concat, external_imports, extract_chunks, skip_row, summarise, term_stats,
+from .build import (Build, IndexReport, Progress, Rebuild, concat, external_imports, extract_chunks, skip_row, summarise, term_stats,
                     write_embeddings)
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
                          SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
                          evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
-from .languages.python.library import Finder
 from .languages.python.flows import MAX_HOPS
 from .languages.python.expressions import _LOCALS, PROTOCOL_CALLS
 from .schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
@@ -414,10 +413,6 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     return out
 
 
-class _Rebuild(SchemaMismatch):
-    """An update cannot follow this change (the library layer moved): build afresh."""
-
-
 def _library_changed(meta: dict[str, str], state: list[tuple]) -> bool:
     """Has a library file the database holds changed on disk (an upgrade, an uninstall)?"""
     roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
@@ -466,24 +461,38 @@ def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     os.replace(copy, target)
 
 
-def update(root: Path, target: Path, found, jobs: int, progress: Progress | None, report: IndexReport,
-            embed: bool = True, finder: Finder | None = None) -> None:
+def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
+    """Why the database cannot be brought up to date for this run, if it cannot."""
+    root, target, finder = build.root, build.target, build.finder
+    if meta.get("repo_root") != str(root):
+        return f"{target} indexes {meta.get('repo_root')}, not {root}"
+    if meta.get("tool_version") != __version__:
+        return f"{target} was built by codegraph {meta.get('tool_version')}"
+    if build.embed != bool(meta.get("embedding_model")):
+        return f"{target} was built {'without' if build.embed else 'with'} embeddings"
+    if (finder is None) != (not meta.get("library_python")) or \
+            (finder is not None and meta.get("library_python") != finder.identity()):
+        return f"{target} was built with other library settings"
+    return None
+
+
+def update(build: Build) -> Rebuild | None:
+    """Bring the database up to date with the files; or the verdict that it must be built afresh."""
+    target, found, jobs, progress, report = build.target, build.found, build.jobs, build.progress, build.report
+    finder = build.finder
     report.mode = "update"
     # Read what the database holds (read-only: readers of the file do not stop that), then let go
     # of it while the workers parse: forking a process that holds a DuckDB connection is not safe.
     con = db.connect_readonly(target)
     try:
-        meta = db.check_schema(con, target)
-        if meta.get("repo_root") != str(root):
-            raise SchemaMismatch(f"{target} indexes {meta.get('repo_root')}, not {root}")
-        if meta.get("tool_version") != __version__:
-            raise SchemaMismatch(f"{target} was built by codegraph {meta.get('tool_version')}")
-        if embed != bool(meta.get("embedding_model")):
-            raise SchemaMismatch(f"{target} was built {'without' if embed else 'with'} embeddings")
-        if (finder is None) != (not meta.get("library_python")) or \
-                (finder is not None and meta.get("library_python") != finder.identity()):
-            raise SchemaMismatch(f"{target} was built with other library settings")
-        model = model_from_meta(meta) if embed else None
+        try:
+            meta = db.check_schema(con, target)
+        except SchemaMismatch as exc:  # another schema version: the rows cannot be kept
+            return Rebuild(str(exc))
+        reason = _cannot_update(meta, build)
+        if reason is not None:
+            return Rebuild(reason)
+        model = model_from_meta(meta) if build.embed else None
         old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
                con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files WHERE layer = 'project'"
                            ).fetchall()}
@@ -525,7 +534,7 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
     report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
     report.deleted = len(deleted)
     if finder is not None and _library_changed(meta, library_state):
-        raise _Rebuild("a library the repository imports changed on disk")
+        return Rebuild("a library the repository imports changed on disk")
     if not to_parse and not deleted and not touched and not skips_changed:
         report.mode = "unchanged"
         if model is not None and VectorCache.read(vectors_path(target), token=meta.get("vectors_token") or "-") is None:
@@ -536,7 +545,7 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
             summarise(report, con)
         finally:
             con.close()
-        return
+        return None
 
     t = time.perf_counter()
     by_path = {f.path: f for f in found.files}
@@ -556,7 +565,7 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
             if name and not star:
                 kept_imports.add(f"{module}.{name}")
         if sorted(kept_imports | external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
-            raise _Rebuild("the repository imports other libraries now")
+            return Rebuild("the repository imports other libraries now")
     fresh = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
     report.parsed = len(file_rows)
     if progress:
@@ -565,6 +574,7 @@ def update(root: Path, target: Path, found, jobs: int, progress: Progress | None
     with _writable(target) as con:
         _apply_update(con, target, report, meta, model, old, gone, to_parse, fresh, chunks, file_rows, touched,
                       skips_now, by_path, progress)
+    return None
 
 
 _SITE_KEY = ("caller_qualname", "callee_text", "kind", "arguments")

@@ -189,3 +189,18 @@ def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(t
     assert changed_files(old, new) == ["colorsys.py"]  # a function and a class appended; fractions.py left alone
     assert "class _CostBenchAdded(dict)" in (new / "colorsys.py").read_text()
     assert not (old / "__pycache__").exists() and (fake / "colorsys.py").read_text() == "def f():\n    return 1\n"
+
+
+def test_compare_graphs_finds_a_changed_row_and_nothing_in_equal_builds(mini_repo, tmp_path):
+    from benchmarks.compare_graphs import compare
+    from codegraph.indexer import index_repository
+
+    one = index_repository(mini_repo, tmp_path / "one.duckdb", jobs=1, libraries=False, embed=False).db_path
+    two = index_repository(mini_repo, tmp_path / "two.duckdb", jobs=1, libraries=False, embed=False).db_path
+    assert compare(str(one), str(two)) == []
+    first = sorted(mini_repo.rglob("*.py"))[0]
+    first.write_text(first.read_text() + "\n\ndef added_for_the_comparison():\n    return 1\n")
+    three = index_repository(mini_repo, tmp_path / "three.duckdb", jobs=1, libraries=False, embed=False).db_path
+    differ = compare(str(one), str(three))
+    assert any(d.startswith("main.globals: 0 rows only before, 1 only after") for d in differ), differ
+    assert any(d.startswith("main.symbols:") for d in differ), differ

@@ -324,3 +324,19 @@ def test_a_snapshot_sees_every_change_at_once(tmp_path, watch):
         edit()
         assert taken.changed(), edit
         taken.close()
+
+
+def test_an_update_that_cannot_follow_says_why_and_the_graph_is_built_afresh(mini_repo, tmp_path):
+    """"Must rebuild" is the update's verdict, kept in the report and shown by `codegraph index`."""
+    from codegraph.formatting import index_summary
+
+    db_path = tmp_path / "g.duckdb"
+    first = index_repository(mini_repo, db_path, jobs=1, libraries=False, embed=False)
+    assert first.mode == "full" and first.rebuilt_because == ""
+    same = index_repository(mini_repo, db_path, jobs=1, libraries=False, embed=False)
+    assert same.mode == "unchanged" and same.rebuilt_because == ""
+    other = index_repository(mini_repo, db_path, jobs=1, libraries=False, embed=True)
+    assert other.mode == "full" and other.rebuilt_because == f"{db_path} was built without embeddings"
+    assert f"built afresh: {db_path} was built without embeddings" in index_summary(other)
+    fresh = index_repository(mini_repo, tmp_path / "fresh.duckdb", jobs=1, libraries=False, embed=True)
+    assert snapshot(db_path) == snapshot(fresh.db_path)
