@@ -7,7 +7,9 @@ file's module name (`module_name`), what rows does a file hold (`extract`, into 
 schema.py, as a FileFacts). Refine asks it to read a model's answer and splice it into a file
 (`code_from_answer`, `splice`, `definition_of`, `import_insert_line`). Everything a language
 leaves out has a neutral default or says it cannot, so a new one starts with `name`, `suffixes`
-and `extract` and grows from there."""
+and `extract` and grows from there. Parsing workers are fresh processes that know the languages
+`codegraph.languages` imports; one registered at run time elsewhere is known where it was
+registered (index with jobs=1, or import it from there)."""
 
 from __future__ import annotations
 
