@@ -24,9 +24,7 @@ import pyarrow as pa
 
 from . import db
 from .discover import Discovery, Skip, SourceFile
-from .languages import ExtractionBudget, FileFacts, UndecodableSource, language
-from .languages.python import library
-from .languages.python.library import Finder
+from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
 from .errors import RepositoryError
 from .resolution import column_lists
 from .schema import BY_NAME, EXTRACTED
@@ -74,7 +72,7 @@ class Build:
     progress: Progress | None
     report: IndexReport
     embed: bool = True
-    finder: Finder | None = None  # the library layer's, or None without it
+    library: Library | None = None  # the library layer, or None without it
     resolve_jobs: int = 1
 
 
@@ -293,36 +291,30 @@ def term_stats(con: duckdb.DuckDBPyConnection) -> None:
     db.set_meta(con, bm25_documents=documents, bm25_average_length=round(float(average), 4))
 
 
-def external_imports(project_modules: set[str], chunks: list[Chunk]) -> set[str]:
-    """Dotted names the chunks import from outside the repository (`from a import b` gives a and
-    a.b: b may be a submodule)."""
-    tops = {m.split(".")[0] for m in project_modules}
-    names = set()
-    for chunk in chunks:
-        for module, name, star in zip(*column_lists(chunk.tables["imports"], ("imported_module", "name", "is_star"))):
-            if not module or module.startswith(".") or module.split(".")[0] in tops:
-                continue
-            names.add(module)
-            if name and not star:
-                names.add(f"{module}.{name}")
-    return names
+IMPORT_KEY = ("imported_module", "name", "is_star")  # what Library.imported reads of an imports row
 
 
-def library_chunks(project_modules: set[str], direct: list[str], finder: Finder, jobs: int,
-                    progress: Progress | None) -> list[Chunk]:
-    """The library layer: the modules the repository imports from the standard library and its
-    installed packages, and what those import in turn, up to library.MAX_DEPTH and MAX_FILES."""
+def external_imports(library: Library, project_modules: set[str], chunks: list[Chunk]) -> set[str]:
+    """The names outside the repository the chunks import, as the library layer reads them."""
+    return library.imported(project_modules, (row for chunk in chunks
+                                              for row in zip(*column_lists(chunk.tables["imports"], IMPORT_KEY))))
+
+
+def library_chunks(project_modules: set[str], direct: list[str], library: Library, jobs: int,
+                   progress: Progress | None) -> list[Chunk]:
+    """The library layer: the modules the repository imports from outside it, and what those
+    import in turn, up to the library's max_depth and max_files."""
     seen_names: set[str] = set()
     seen_paths: set[str] = set()
     out: list[Chunk] = []
     frontier = set(direct)
-    for _depth in range(library.MAX_DEPTH + 1):
-        todo = sorted(library.candidates(frontier) - seen_names)
+    for _depth in range(library.max_depth + 1):
+        todo = sorted(library.expand(frontier) - seen_names)
         seen_names.update(todo)
-        if not todo or len(seen_paths) >= library.MAX_FILES:
+        if not todo or len(seen_paths) >= library.max_files:
             break
-        found = [(f, layer) for f, layer in library.library_files(finder.locate(todo), finder)
-                 if f.path not in seen_paths][: library.MAX_FILES - len(seen_paths)]
+        found = [(f, layer) for f, layer in library.files(todo)
+                 if f.path not in seen_paths][: library.max_files - len(seen_paths)]
         seen_paths.update(f.path for f, _ in found)
         new: list[Chunk] = []
         for layer in ("stdlib", "site"):
@@ -330,7 +322,7 @@ def library_chunks(project_modules: set[str], direct: list[str], finder: Finder,
             if batch:
                 new.extend(extract_chunks(batch, jobs, progress, 0, layer))
         out.extend(new)
-        frontier = external_imports(project_modules, new)
+        frontier = external_imports(library, project_modules, new)
     for chunk in out:  # a library file that does not parse is not the user's problem
         chunk.skips = []
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pathspec
 
 from .languages import for_file, languages, suffixes
+from .sources import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile
 
 # Directories that never hold the project's own code.
 # Virtualenvs are recognised by their pyvenv.cfg, whatever their name (the stdlib has a `venv`
@@ -26,25 +27,6 @@ NOISE_DIRS = frozenset(
     }
 )
 OUTPUT_DIRS = frozenset({"build", "dist"})
-DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    path: str  # relative to the repository root, with forward slashes
-    abspath: str
-    module: str
-    is_package: bool  # stands for its folder (Python's __init__.py)
-    size: int
-    mtime_ns: int
-    language: str  # the registered language that reads it
-
-
-@dataclass
-class Skip:
-    path: str
-    reason: str
-    detail: str = ""
 
 
 @dataclass

@@ -10,7 +10,6 @@ import time
 import pyarrow as pa
 
 from . import db
-from .languages.python import library
 from .build import (Build, Chunk, Writer, concat, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
 from .resolution import (RESOLVED_TABLES, build_resolver, class_bases, definition_rows, for_resolution, resolve_tables,
@@ -22,7 +21,7 @@ from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model
 def full_build(build: Build) -> None:
     root, target, found, jobs, progress, report = (build.root, build.target, build.found, build.jobs, build.progress,
                                                    build.report)
-    embed, finder, resolve_jobs = build.embed, build.finder, build.resolve_jobs
+    embed, library, resolve_jobs = build.embed, build.library, build.resolve_jobs
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}
@@ -37,11 +36,11 @@ def full_build(build: Build) -> None:
     report.parsed = len(file_rows)
     direct: list[str] = []
     lib_chunks: list[Chunk] = []
-    if finder is not None:
+    if library is not None:
         t = time.perf_counter()
         project_modules = {f.module for f in found.files}
-        direct = sorted(external_imports(project_modules, chunks))
-        lib_chunks = library_chunks(project_modules, direct, finder, jobs, progress)
+        direct = sorted(external_imports(library, project_modules, chunks))
+        lib_chunks = library_chunks(project_modules, direct, library, jobs, progress)
         report.library_files = sum(len(c.file_rows) for c in lib_chunks)
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -109,8 +108,8 @@ def full_build(build: Build) -> None:
             db.insert_rows(con, "files", file_rows)
             db.insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             db.insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
-            if finder is not None:
-                db.set_meta(con, **library.meta(finder), library_imports=json.dumps(direct))
+            if library is not None:
+                db.set_meta(con, **library.meta(), library_imports=json.dumps(direct))
             term_stats(con)
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()

@@ -22,8 +22,7 @@ from .build import GUARD_HINT, Build, IndexReport, Progress, full_collections_de
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError
 from .full_build import full_build
-from .languages import suffixes
-from .languages.python.library import Finder
+from .languages import languages, suffixes
 from .update import update
 
 def index_repository(
@@ -75,8 +74,10 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
 
     if target.exists():
         _refuse_foreign_file(target)
-    build = Build(root, target, found, jobs, progress, report, embed, Finder(python) if libraries else None,
-                  resolve_jobs)
+    # one library layer per graph: the first language that has one (only Python, for now)
+    library = next((lib for lang in languages() if (lib := lang.library(python)) is not None), None) \
+        if libraries else None
+    build = Build(root, target, found, jobs, progress, report, embed, library, resolve_jobs)
     if target.exists() and not full:
         verdict = update(build)
         if verdict is None:

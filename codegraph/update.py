@@ -413,25 +413,6 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
     return out
 
 
-def _library_changed(meta: dict[str, str], state: list[tuple]) -> bool:
-    """Has a library file the database holds changed on disk (an upgrade, an uninstall)?"""
-    roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
-             "<site>": json.loads(meta.get("library_site") or "[]")}
-    for path, size, mtime in state:
-        prefix, _, rest = path.partition("/")
-        for root in roots.get(prefix, []):
-            try:
-                st = os.stat(os.path.join(root, rest))
-            except OSError:
-                continue
-            if st.st_size != size or st.st_mtime_ns != mtime:
-                return True
-            break
-        else:
-            return True  # gone
-    return False
-
-
 @contextlib.contextmanager
 def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to a copy of the database that replaces it atomically when the update is
@@ -463,15 +444,15 @@ def _writable(target: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
     """Why the database cannot be brought up to date for this run, if it cannot."""
-    root, target, finder = build.root, build.target, build.finder
+    root, target, library = build.root, build.target, build.library
     if meta.get("repo_root") != str(root):
         return f"{target} indexes {meta.get('repo_root')}, not {root}"
     if meta.get("tool_version") != __version__:
         return f"{target} was built by codegraph {meta.get('tool_version')}"
     if build.embed != bool(meta.get("embedding_model")):
         return f"{target} was built {'without' if build.embed else 'with'} embeddings"
-    if (finder is None) != (not meta.get("library_python")) or \
-            (finder is not None and meta.get("library_python") != finder.identity()):
+    if (library is None) != (not meta.get("library_python")) or \
+            (library is not None and meta.get("library_python") != library.identity()):
         return f"{target} was built with other library settings"
     return None
 
@@ -479,7 +460,7 @@ def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
 def update(build: Build) -> Rebuild | None:
     """Bring the database up to date with the files; or the verdict that it must be built afresh."""
     target, found, jobs, progress, report = build.target, build.found, build.jobs, build.progress, build.report
-    finder = build.finder
+    library = build.library
     report.mode = "update"
     # Read what the database holds (read-only: readers of the file do not stop that), then let go
     # of it while the workers parse: forking a process that holds a DuckDB connection is not safe.
@@ -533,7 +514,7 @@ def update(build: Build) -> Rebuild | None:
         (p, r) for p, (r, *_rest) in old_skips.items())
     report.unchanged = len(found.files) - len(to_parse) - len(kept_skips)
     report.deleted = len(deleted)
-    if finder is not None and _library_changed(meta, library_state):
+    if library is not None and library.changed(meta, library_state):
         return Rebuild("a library the repository imports changed on disk")
     if not to_parse and not deleted and not touched and not skips_changed:
         report.mode = "unchanged"
@@ -554,17 +535,11 @@ def update(build: Build) -> Rebuild | None:
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]
     skips_now.extend(s for c in chunks for s in c.skips)
-    if finder is not None:
-        project_modules = {f.module for f in found.files}
-        tops = {m.split(".")[0] for m in project_modules}
-        kept_imports, gone_paths = set(), set(gone)
-        for path, module, name, star in old_project_imports:
-            if path in gone_paths or not module or module.startswith(".") or module.split(".")[0] in tops:
-                continue
-            kept_imports.add(module)
-            if name and not star:
-                kept_imports.add(f"{module}.{name}")
-        if sorted(kept_imports | external_imports(project_modules, chunks)) != json.loads(meta.get("library_imports") or "[]"):
+    if library is not None:
+        project_modules, gone_paths = {f.module for f in found.files}, set(gone)
+        kept = library.imported(project_modules, (row[1:] for row in old_project_imports if row[0] not in gone_paths))
+        now = sorted(kept | external_imports(library, project_modules, chunks))
+        if now != json.loads(meta.get("library_imports") or "[]"):
             return Rebuild("the repository imports other libraries now")
     fresh = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
     report.parsed = len(file_rows)

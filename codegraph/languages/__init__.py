@@ -4,8 +4,8 @@ package registers them; the rest of codegraph asks for one by name or by file su
 from __future__ import annotations
 
 from . import python  # noqa: F401  (registers itself)
-from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Spliced, UndecodableSource, Unsupported,
-                   for_file, language, languages, register, stable_id, suffixes, unregister)
+from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Library, Spliced, UndecodableSource,
+                   Unsupported, for_file, language, languages, register, stable_id, suffixes, unregister)
 
-__all__ = ["EXTRACT_SECONDS", "ExtractionBudget", "FileFacts", "Language", "Spliced", "UndecodableSource",
+__all__ = ["EXTRACT_SECONDS", "ExtractionBudget", "FileFacts", "Language", "Library", "Spliced", "UndecodableSource",
            "Unsupported", "for_file", "language", "languages", "register", "stable_id", "suffixes", "unregister"]

@@ -17,7 +17,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Iterable, TypeVar
 
 from ..errors import CodegraphError
 
@@ -98,6 +98,10 @@ class Language(ABC):
         """The rows of one file, within budget_s seconds (None: EXTRACT_SECONDS). Raises
         UndecodableSource or ExtractionBudget for a file to skip."""
 
+    def library(self, python: str | None) -> Library | None:
+        """The library layer for an environment (`python`: its interpreter, None: this one)."""
+        return None
+
     # -- refine: a model's answer into a file --------------------------------------------------
     def code_from_answer(self, answer: str, symbol: str) -> str | None:
         """The code for `symbol` in a model's answer, or None when there is none."""
@@ -114,6 +118,41 @@ class Language(ABC):
     def import_insert_line(self, text: str) -> int:
         """0-based line where an import goes in `text`."""
         raise Unsupported(f"refine cannot place {self.name} imports yet")
+
+
+class Library(ABC):
+    """The code a repository uses but does not hold, indexed beside it in the `library` schema
+    with a layer of its own (Python: the standard library and site-packages). The build walks
+    it from the repository's imports: expand the names, find their files, extract them, read
+    what those import, up to max_depth and max_files."""
+
+    max_depth: int = 2
+    max_files: int = 600
+
+    @abstractmethod
+    def identity(self) -> str:
+        """What makes two environments the same library: a database built with another is rebuilt."""
+
+    @abstractmethod
+    def meta(self) -> dict[str, str]:
+        """What the database records of it (read back by `changed`)."""
+
+    @abstractmethod
+    def imported(self, project_modules: set[str], imports: Iterable[tuple]) -> set[str]:
+        """The names outside the repository that these `imports` rows (imported_module, name,
+        is_star) name."""
+
+    @abstractmethod
+    def expand(self, names: set[str]) -> set[str]:
+        """The modules to look for, for these imported names (their parent packages too)."""
+
+    @abstractmethod
+    def files(self, modules: list[str]) -> list[tuple]:
+        """(discover.SourceFile, layer) of the modules found in the library."""
+
+    @abstractmethod
+    def changed(self, meta: dict[str, str], files: list[tuple[str, int, int]]) -> bool:
+        """Has a file the database holds (path, size, mtime_ns) changed since, or gone?"""
 
 
 L = TypeVar("L", bound=type[Language])

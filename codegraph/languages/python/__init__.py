@@ -8,6 +8,7 @@ from pathlib import Path
 from ..base import FileFacts, Language, register
 from . import extract as _extract
 from . import splice as _splice
+from .library import PythonLibrary
 from .lint import candidate_module
 from .modules import _is_namespace, module_name
 
@@ -29,6 +30,9 @@ class Python(Language):
 
     def module_of_file(self, path: Path) -> str:
         return candidate_module(path)
+
+    def library(self, python: str | None) -> PythonLibrary:
+        return PythonLibrary(python)
 
     def extract(self, data: bytes, path: str, module: str, is_package: bool,
                 budget_s: float | None = None) -> FileFacts:

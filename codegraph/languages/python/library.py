@@ -15,9 +15,9 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from ...discover import DEFAULT_MAX_FILE_SIZE, SourceFile
+from ...sources import DEFAULT_MAX_FILE_SIZE, SourceFile
+from ..base import Library
 
 MAX_DEPTH = 2
 MAX_FILES = 600
@@ -134,9 +134,53 @@ def library_files(located: dict[str, Located], finder: Finder,
     return out
 
 
-def meta(finder: Finder) -> dict[str, str]:
-    return {"library_python": finder.identity(), "library_stdlib": finder.stdlib or "",
-            "library_site": json.dumps(finder.site)}
+class PythonLibrary(Library):
+    """The standard library and the site-packages of one interpreter, as the Library protocol."""
 
+    max_depth, max_files = MAX_DEPTH, MAX_FILES
 
-__all__ = ["Finder", "Located", "candidates", "library_files", "meta", "MAX_DEPTH", "MAX_FILES", "Path"]
+    def __init__(self, python: str | None = None) -> None:
+        self.finder = Finder(python)
+
+    def identity(self) -> str:
+        return self.finder.identity()
+
+    def meta(self) -> dict[str, str]:
+        return {"library_python": self.finder.identity(), "library_stdlib": self.finder.stdlib or "",
+                "library_site": json.dumps(self.finder.site)}
+
+    def imported(self, project_modules: set[str], imports) -> set[str]:
+        """Absolute imports of a module outside the repository's top-level packages: the module,
+        and `a.b` for `from a import b` (b may be a submodule)."""
+        tops = {m.split(".")[0] for m in project_modules}
+        names = set()
+        for module, name, star in imports:
+            if not module or module.startswith(".") or module.split(".")[0] in tops:
+                continue
+            names.add(module)
+            if name and not star:
+                names.add(f"{module}.{name}")
+        return names
+
+    def expand(self, names: set[str]) -> set[str]:
+        return candidates(names)
+
+    def files(self, modules: list[str]) -> list[tuple[SourceFile, str]]:
+        return library_files(self.finder.locate(modules), self.finder)
+
+    def changed(self, meta: dict[str, str], files: list[tuple[str, int, int]]) -> bool:
+        roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
+                 "<site>": json.loads(meta.get("library_site") or "[]")}
+        for path, size, mtime in files:
+            prefix, _, rest = path.partition("/")
+            for root in roots.get(prefix, []):
+                try:
+                    st = os.stat(os.path.join(root, rest))
+                except OSError:
+                    continue
+                if st.st_size != size or st.st_mtime_ns != mtime:
+                    return True
+                break
+            else:
+                return True  # gone
+        return False
