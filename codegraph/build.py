@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import db
-from .discover import Discovery, Skip, SourceFile
+from .discover import Discovery
 from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
 from .errors import RepositoryError
 from .resolution import column_lists
@@ -31,6 +31,7 @@ from .schema import BY_NAME, EXTRACTED
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import write_vectors
 from .semantic.texts import sparse_vectors, term_rows
+from .sources import Skip, SourceFile
 from .worker import die_with
 
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row

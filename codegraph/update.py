@@ -19,15 +19,15 @@ import duckdb
 import pyarrow as pa
 
 from . import __version__, db
-from .discover import Skip, SourceFile
 from .errors import SchemaMismatch
-from .build import (Build, IndexReport, Progress, Rebuild, concat, external_imports, extract_chunks, skip_row, summarise, term_stats,
-                    write_embeddings)
+from .build import (Build, IndexReport, Progress, Rebuild, concat, external_imports, extract_chunks, skip_row, summarise,
+                    term_stats, write_embeddings)
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
                          SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
                          evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
 from .languages.python.flows import MAX_HOPS
 from .languages.python.expressions import _LOCALS, PROTOCOL_CALLS
+from .sources import Skip, SourceFile
 from .schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
 

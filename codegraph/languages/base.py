@@ -126,8 +126,8 @@ class Library(ABC):
     it from the repository's imports: expand the names, find their files, extract them, read
     what those import, up to max_depth and max_files."""
 
-    max_depth: int = 2
-    max_files: int = 600
+    max_depth: ClassVar[int]  # import levels followed from the repository's own imports
+    max_files: ClassVar[int]  # files indexed at most
 
     @abstractmethod
     def identity(self) -> str:

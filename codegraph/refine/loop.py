@@ -28,11 +28,11 @@ from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..indexer import index_repository
 from ..languages import for_file
+from ..languages.python.lint import LintError, Linter, keep_lines
 from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
 from ..retrieval.engine import Retriever, query_terms
-from ..languages.python.lint import LintError, Linter, keep_lines
 from ..retrieval.task_context import task_context
 from ..retrieval.tools import get_class_info
 from ..semantic.search import search
@@ -446,7 +446,8 @@ class Refiner:
         final = next((it for it in reversed(iterations) if it.code.strip()), iterations[-1])
         lint_clean = bool(final.code.strip()) and final.lint_clean and final.error is None
         success = lint_clean and (tests_passed is True or (not self.task.tests and lint_clean))
-        final_text = self.language.splice(self.original, self.task.symbol, final.code).text if final.code.strip() else self.original
+        final_text = (self.language.splice(self.original, self.task.symbol, final.code).text if final.code.strip()
+                      else self.original)
         diff = "".join(difflib.unified_diff(self.original.splitlines(True), final_text.splitlines(True),
                                             f"a/{self.task.target_file}", f"b/{self.task.target_file}"))
         applied = False
