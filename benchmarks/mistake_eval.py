@@ -4,7 +4,7 @@
 
 Run by `benchmarks.mistake_bench` once with the current codegraph and once with a baseline
 interpreter (an older codegraph installed elsewhere), so both answer the same cases in the same
-run. Uses only what every codegraph version has: index_repository, diagnose and Linter. Indexes
+run. Uses only what every codegraph version has: index_repository, diagnose and Retriever. Indexes
 ROOT into DB first when DB does not exist.
 """
 
@@ -26,13 +26,11 @@ def main(cases_path, root, db_path, out_path):
     from codegraph.indexer import index_repository
     from codegraph.retrieval.diagnose import diagnose
     from codegraph.retrieval.engine import Retriever
-    from codegraph.languages.python.lint import Linter
 
     root, db_path = Path(root), Path(db_path)
     if not db_path.exists():
         index_repository(root, db_path)
     cases = json.loads(Path(cases_path).read_text())
-    linter = Linter()
     retriever = Retriever(db_path)
     out = []
     try:
@@ -42,7 +40,7 @@ def main(cases_path, root, db_path, out_path):
             try:
                 target.write_text(case["text"], encoding="utf-8")
                 started = time.perf_counter()
-                report = diagnose(target, db_path, lines=(case["first_line"], case["last_line"]), linter=linter,
+                report = diagnose(target, db_path, lines=(case["first_line"], case["last_line"]),
                                   retriever=retriever)
                 seconds = time.perf_counter() - started
             finally:
@@ -57,8 +55,6 @@ def main(cases_path, root, db_path, out_path):
                         "retrieve_ms": round(report.retrieve_ms, 1), "seconds": round(seconds, 3)})
     finally:
         retriever.close()
-        if hasattr(linter, "close"):
-            linter.close()
     Path(out_path).write_text(json.dumps(out, indent=1) + "\n")
 
 

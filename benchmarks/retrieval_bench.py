@@ -36,7 +36,8 @@ from codegraph.llm import estimate_tokens
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.engine import Retrieval, Retriever, query_terms
-from codegraph.languages.python.lint import Linter, keep_lines
+from codegraph.languages import language
+from codegraph.languages.python.lint import Linter
 
 SDISTS = {"click": "click==8.1.7", "marshmallow": "marshmallow==3.21.3"}
 CACHE = Path(__file__).parent / ".cache"
@@ -97,7 +98,7 @@ def run_case(case: Case, root: Path, linter: Linter, retriever: Retriever) -> di
     try:
         path.write_text(case.text, encoding="utf-8")
         started = time.perf_counter()
-        diagnostics = keep_lines(linter.lint(path), case.first_line, case.last_line)
+        diagnostics = language("python").keep(linter.lint(path), case.first_line, case.last_line)
         lint_ms = (time.perf_counter() - started) * 1000
         relevant = _relevant(case, diagnostics)
         result = {**case.summary(), "detected": bool(relevant), "lint_ms": lint_ms,

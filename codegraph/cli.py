@@ -221,26 +221,26 @@ def context(task_path, target_file, symbol, description, signature, budget, keep
 @click.option("--json", "as_json_", is_flag=True, help="Diagnostics, SQL, rows and context as JSON.")
 @click.option("--budget", type=click.IntRange(50), default=1500, show_default=True,
               help="Token budget of the rendered context.")
-@click.option("--subprocess", "use_subprocess", is_flag=True, help="Run pylint in a subprocess.")
+@click.option("--subprocess", "use_subprocess", is_flag=True, help="Run the checker (pylint) in a subprocess.")
 def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
     """Lint FILE against its repository and fetch the project context for each error.
 
     Exit status: 0 when no error remains on the candidate's lines, 1 when some do (as linters
     do), 2 for bad usage."""
-    from .retrieval.diagnose import diagnose as run, parse_lines
-    from .languages.python.lint import Linter
+    from .retrieval.diagnose import checked_language, diagnose as run, parse_lines
 
     try:
         lines = parse_lines(line_spec)
     except CodegraphError as exc:
         raise click.BadParameter(str(exc), param_hint="--lines") from None
-    with Linter(mode="subprocess" if use_subprocess else "worker") as linter:
-        report = run(file, db_path, lines=lines, budget_tokens=budget, linter=linter)
+    language = checked_language(Path(file))
+    with language.checker("subprocess" if use_subprocess else None) as checker:
+        report = run(file, db_path, lines=lines, budget_tokens=budget, checker=checker)
     if as_json_:
         echo(json.dumps(report.to_dict(), indent=2, default=str))
         sys.exit(1 if report.retrievals else 0)
     if not report.retrievals:
-        echo(f"{report.path}: no errors on the candidate's lines (pylint, {report.lint_ms:.0f} ms)")
+        echo(f"{report.path}: no errors on the candidate's lines ({language.checker_name}, {report.lint_ms:.0f} ms)")
         return
     for r in report.retrievals:
         d = r.diagnostic
@@ -331,26 +331,31 @@ def refine(task_path, model, base_url, api_key, replay, mode, iterations, isolat
 
 
 @main.command()
-@click.option("--markdown", is_flag=True, help="The table as docs/rules.md shows it.")
-@click.option("--uncovered", is_flag=True, help="Only the pylint error messages no rule covers.")
-def rules(markdown, uncovered):
-    """The rule table: which pylint message runs which SQL template."""
-    from .languages.python.lint import CATEGORIES
-    from .retrieval.rules import RULES, rules_markdown, uncovered as not_covered
+@click.option("--markdown", is_flag=True, help="Every language's table as docs/rules.md shows it.")
+@click.option("--uncovered", is_flag=True, help="Only the checker's error messages no rule covers.")
+@click.option("--language", "language_name", default="python", show_default=True, help="Whose table.")
+def rules(markdown, uncovered, language_name):
+    """The rule table: which checker message (pylint's for Python) runs which SQL template."""
+    from .languages import language
+    from .retrieval.rules import rules_markdown, uncovered as not_covered
 
     if markdown:
         echo(rules_markdown().rstrip("\n"))
         return
+    try:
+        lang = language(language_name)
+    except KeyError as exc:
+        raise click.BadParameter(exc.args[0], param_hint="--language") from None
     if uncovered:
-        missing = not_covered()
+        missing = not_covered(lang)
         for msgid, symbol in missing:
             echo(f"{msgid} {symbol}")
         if not missing:
-            echo("every pylint error message about code has a rule", err=True)
+            echo(f"every {lang.checker_name} error message about code has a rule", err=True)
         return
-    for rule in RULES:
+    for rule in lang.rules():
         template = rule.template or "(local)"
-        echo(f"{rule.symbol:28} {CATEGORIES.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
+        echo(f"{rule.symbol:28} {lang.categories.get(rule.symbol, 'OTHER'):10} {template:22} {rule.finds}")
 
 
 @main.command()

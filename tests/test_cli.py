@@ -130,7 +130,7 @@ def test_diagnose_prints_diagnostics_sql_source_and_context(runner, mini_repo):
 
 
 def test_rules_lists_every_rule(runner):
-    from codegraph.retrieval.rules import RULES
+    from codegraph.languages.python.rules import RULES
 
     result = runner.invoke(main, ["rules"])
     assert result.exit_code == 0

@@ -4,12 +4,18 @@ into the same tables and updated like Python, with no change to codegraph itself
 from __future__ import annotations
 
 import hashlib
+import re
+from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from codegraph.cli import main
 from codegraph.indexer import index_repository
-from codegraph.languages import FileFacts, Language, for_file, language, register, stable_id, unregister
+from codegraph.languages import (Checker, Diagnostic, FileFacts, Language, Rule, for_file, language, register,
+                                 stable_id, unregister)
+from codegraph.retrieval.diagnose import diagnose
 from codegraph.schema import BY_NAME, EXTRACTED
 
 
@@ -35,6 +41,35 @@ class Toy(Language):
                 rows["calls"].append(BY_NAME["calls"].row(stable_id(path), None, module, number, 0, number, len(line), rest,
                                                           rest, "call", []))
         return FileFacts(path, module, stable_id(path), hashlib.sha256(data).hexdigest(), len(data.splitlines()), 0, rows)
+
+
+class ToyChecker(Checker):
+    """Reports `call name` where the file defines no `fn name`."""
+
+    def lint(self, path, changed_modules=(), timeout_s=None):
+        lines = Path(path).read_text().splitlines()
+        defined = {line.split()[1].partition("(")[0] for line in lines if line.startswith("fn ")}
+        return [Diagnostic("unknown-function", "T1", f"No function '{line[5:]}' here", number, 5)
+                for number, line in enumerate(lines, 1) if line.startswith("call ") and line[5:] not in defined]
+
+
+class CheckedToy(Toy):
+    """The toy with a checker and a one-row rule table, all a language needs for diagnose."""
+
+    checker_name = "toycheck"
+    categories = {"unknown-function": "UNDEF-O"}
+
+    def checker(self, mode=None):
+        return ToyChecker()
+
+    def rules(self):
+        return (Rule("unknown-function", "undefined_name",
+                     lambda d, ctx: {"name": re.search(r"'(\w+)'", d.message).group(1),
+                                     "module": ctx.candidate.module, "owner": "", "function": ""},
+                     "where the function is defined"),)
+
+    def error_symbols(self):
+        return {"unknown-function": "T1", "bad-config": "T9"}
 
 
 @pytest.fixture
@@ -91,3 +126,27 @@ def test_the_registry_finds_languages_by_suffix_and_refuses_a_second_claim(toy):
     unregister("toy")
     assert for_file("a.toy") is None
     register(Toy)
+
+
+def test_a_registered_language_with_a_checker_and_rules_is_diagnosed_like_python(tmp_path):
+    register(CheckedToy)
+    try:
+        repo = tmp_path / "repo"
+        (repo / "shapes").mkdir(parents=True)
+        (repo / "shapes" / "area.toy").write_text("fn square(side)\nfn rect(w, h)\n")
+        report = index_repository(repo, jobs=1, libraries=False, embed=False)
+        candidate = repo / "shapes" / "use.toy"
+        candidate.write_text("fn main()\ncall rect\ncall main\n")
+        found = diagnose(candidate, report.db_path)
+        (retrieval,) = found.retrievals
+        assert (retrieval.diagnostic.symbol, retrieval.diagnostic.line, retrieval.source, retrieval.rule) == (
+            "unknown-function", 2, "rule", "undefined_name")
+        assert retrieval.rows[0]["qualname"] == "shapes.area.rect" and "shapes.area.rect" in found.context
+        listed = CliRunner().invoke(main, ["rules", "--language", "toy"])
+        assert listed.exit_code == 0 and listed.output.split() == [
+            "unknown-function", "UNDEF-O", "undefined_name", "where", "the", "function", "is", "defined"]
+        uncovered = CliRunner().invoke(main, ["rules", "--language", "toy", "--uncovered"])
+        assert uncovered.output.strip() == "T9 bad-config"
+        assert "## toy (toycheck)" in CliRunner().invoke(main, ["rules", "--markdown"]).output
+    finally:
+        unregister("toy")

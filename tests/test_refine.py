@@ -216,15 +216,15 @@ def test_an_import_the_repository_already_makes_elsewhere_is_not_held_against_th
 def test_offline_generator_renames_only_to_near_miss_names():
     from codegraph.refine.offline import OfflineRepairer
     from codegraph.retrieval.engine import Retrieval
-    from codegraph.languages.python.lint import Diagnostic
+    from codegraph.languages import Diagnostic, language
 
     lines = ["def f(stream):", "    return stream.mode, self.totl()"]
     no_member = Diagnostic("no-member", "E1101", "Instance of 'TextIOWrapper' has no 'mode' member", 2, 11)
     far = Retrieval(no_member, "lexical", rows=[{"qualname": "t.test_docstring_context", "name": "test_docstring_context"}])
-    assert OfflineRepairer().repair(lines, [far], (1, 2), 0) == (lines, [])
+    assert OfflineRepairer().repair(lines, [far], (1, 2), 0, language("python")) == (lines, [])
     typo = Diagnostic("no-member", "E1101", "Instance of 'Cart' has no 'totl' member", 2, 24)
     near = Retrieval(typo, "rule", rows=[{"qualname": "shop.Cart.total", "name": "total"}])
-    repaired, done = OfflineRepairer().repair(lines, [near], (1, 2), 0)
+    repaired, done = OfflineRepairer().repair(lines, [near], (1, 2), 0, language("python"))
     assert repaired[1] == "    return stream.mode, self.total()" and done == ["line 2: .totl -> .total"]
 
 

@@ -12,8 +12,10 @@ from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.diagnose import diagnose, parse_lines
 from codegraph.retrieval.engine import Retriever, extract_sql, query_terms
-from codegraph.languages.python.lint import Diagnostic, Linter, keep_lines
-from codegraph.retrieval.rules import RULES, template_names
+from codegraph.languages import CheckError, CheckTimeout, Diagnostic, language
+from codegraph.languages.python.lint import Linter
+from codegraph.languages.python.rules import RULES
+from codegraph.retrieval.rules import template_names, uncovered
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CANDIDATES = sorted((FIXTURES / "candidates").glob("*.py"))
@@ -52,7 +54,7 @@ def _place(repo: Path, candidate: Path) -> Path:
 @pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda p: p.stem)
 def test_rule_finds_the_ground_truth_first(repo, retriever, linter, candidate):
     path = _place(repo, candidate)
-    report = diagnose(path, retriever=retriever, linter=linter)
+    report = diagnose(path, retriever=retriever, checker=linter)
     for symbol, expected in _expectations(candidate):
         matching = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
         assert matching, f"pylint did not report {symbol} in {candidate.name}"
@@ -69,7 +71,7 @@ def test_function_redefined_points_at_the_existing_definition(repo, retriever, l
     original = models.read_text()
     try:
         models.write_text(original + "\n    def add(self, item, quantity=1):\n        return quantity\n")
-        report = diagnose(models, retriever=retriever, linter=linter, lines=(70, 72))
+        report = diagnose(models, retriever=retriever, checker=linter, lines=(70, 72))
         (hit,) = [r for r in report.retrievals if r.diagnostic.symbol == "function-redefined"]
         assert hit.source == "rule" and hit.rows[0]["qualname"] == "shop.models.Cart.add"
     finally:
@@ -150,7 +152,7 @@ def test_llm_that_never_gets_it_right_falls_back_to_hybrid_search(repo, retrieve
 
 def test_keep_lines_includes_the_last_line_and_spanning_messages():
     ds = [Diagnostic("x", "E1", "m", line, 0, end) for line, end in ((4, 4), (5, 5), (9, 9), (10, 10), (2, 6))]
-    kept = keep_lines(ds, 5, 9)
+    kept = language("python").keep(ds, 5, 9)
     assert [(d.line, d.end_line) for d in kept] == [(5, 5), (9, 9), (2, 6)]
 
 
@@ -184,7 +186,7 @@ def test_in_process_linter_sees_changes_to_other_modules(repo, linter):
 
 def test_context_is_rendered_within_budget(repo, retriever, linter):
     path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
-    report = diagnose(path, retriever=retriever, linter=linter, budget_tokens=200)
+    report = diagnose(path, retriever=retriever, checker=linter, budget_tokens=200)
     text = render(report.retrievals, budget_tokens=200)
     assert "shop.pricing.apply_discount" in text and "def apply_discount(value, rate)" in text
     per_diagnostic = [len(block) / 4 for block in text.split("\n\n")]
@@ -243,22 +245,20 @@ def test_the_linter_sees_modules_created_deleted_and_renamed_after_its_first_run
 
 
 def test_a_lint_that_overruns_is_stopped_and_the_next_one_works(repo):
-    from codegraph.languages.python.lint import LintTimeout
 
     path = _place(repo, FIXTURES / "candidates" / "api_errors.py")
     with Linter() as linter:
-        with pytest.raises(LintTimeout, match="did not finish"):
+        with pytest.raises(CheckTimeout, match="did not finish"):
             linter.lint(path, timeout_s=0.001)
         assert linter.lint(path)  # a fresh worker answers
 
 
 def test_an_oversized_candidate_is_refused_with_one_line(repo):
-    from codegraph.languages.python.lint import LintError
 
     big = repo / "src" / "shop" / "big_candidate.py"
     big.write_text("x = 1\n" * 50_000)
     try:
-        with Linter() as linter, pytest.raises(LintError, match="over the 200 kB"):
+        with Linter() as linter, pytest.raises(CheckError, match="over the 200 kB"):
             linter.lint(big)
     finally:
         big.unlink()
@@ -327,7 +327,7 @@ def test_diagnose_keeps_a_syntax_error_the_candidate_causes_below_its_lines(repo
     path = repo / "src" / "shop" / "broken_below.py"
     path.write_text("def f(x):\n    return (x,\n\n\ndef g():\n    return 2\n")
     try:
-        report = diagnose(path, retriever=retriever, linter=linter, lines=(1, 2))
+        report = diagnose(path, retriever=retriever, checker=linter, lines=(1, 2))
     finally:
         path.unlink()
     assert [r.diagnostic.symbol for r in report.retrievals] == ["syntax-error"]
@@ -341,7 +341,7 @@ def test_diagnose_drops_imports_the_repository_already_makes(mini_repo):
     cand = mini_repo / "src" / "shop" / "cand_yaml.py"
     cand.write_text("import yaml_is_not_installed_here\nimport nor_is_this_one\n\nY = 2\n")
     with Linter() as linter:
-        report = diagnose(cand, linter=linter)
+        report = diagnose(cand, checker=linter)
     assert [r.diagnostic.message for r in report.retrievals] == ["Unable to import 'nor_is_this_one'"]
 
 
@@ -427,7 +427,7 @@ def test_new_rules_find_what_fixes_the_message(store_repo, symbol, template, top
     cand = store_repo / "store" / "cand.py"
     cand.write_text(_CANDIDATE)
     with Linter() as linter, Retriever(store_repo / ".codegraph" / "graph.duckdb") as retriever:
-        report = diagnose(cand, retriever=retriever, linter=linter)
+        report = diagnose(cand, retriever=retriever, checker=linter)
     hits = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
     assert hits, [r.diagnostic.symbol for r in report.retrievals]
     hit = hits[0]
@@ -439,11 +439,10 @@ def test_new_rules_find_what_fixes_the_message(store_repo, symbol, template, top
 
 
 def test_every_pylint_error_about_code_has_a_rule():
-    from codegraph.retrieval.rules import NOT_ABOUT_CODE, RULES, pylint_error_symbols, uncovered
-
-    assert uncovered() == []
-    symbols = pylint_error_symbols()
-    assert len(symbols) > 100 and set(NOT_ABOUT_CODE) <= set(symbols)
+    python = language("python")
+    assert uncovered(python) == []
+    symbols = python.error_symbols()
+    assert len(symbols) > 100 and set(python.not_about_code) <= set(symbols)
     assert {r.symbol for r in RULES} <= set(symbols)  # no rule for a message pylint does not have
 
 
@@ -470,7 +469,7 @@ def test_standard_library_names_come_from_the_graph(uses_stdlib, code, symbol, e
     cand = uses_stdlib / "app" / "cand.py"
     cand.write_text("import shutil\n\n\n" + code if "shutil." in code else code)
     with Linter() as linter, Retriever(uses_stdlib / ".codegraph" / "graph.duckdb") as retriever:
-        report = diagnose(cand, retriever=retriever, linter=linter)
+        report = diagnose(cand, retriever=retriever, checker=linter)
     hits = [r for r in report.retrievals if r.diagnostic.symbol == symbol]
     assert hits and hits[0].rows, [(r.diagnostic.symbol, r.source) for r in report.retrievals]
     top = hits[0].rows[0]
@@ -506,7 +505,7 @@ def test_an_undefined_name_that_is_the_method_being_written_points_elsewhere(sto
     cand.write_text("from store.core import Shelf\n\n\nclass Tall(Shelf):\n    def count(self):\n"
                     "        return count(self.rows)\n\n    def size(self):\n        return count(self.rows)\n")
     with Linter() as linter, Retriever(store_repo / ".codegraph" / "graph.duckdb") as retriever:
-        report = diagnose(cand, retriever=retriever, linter=linter)
+        report = diagnose(cand, retriever=retriever, checker=linter)
     by_line = {r.diagnostic.line: r for r in report.retrievals if r.diagnostic.symbol == "undefined-variable"}
     assert by_line[6].rows[0]["qualname"] == "store.helpers.count"  # inside count itself: not self.count
     assert any(r["qualname"] == "store.cand2.Tall.count" or "self.count" in (r.get("import_line") or "")

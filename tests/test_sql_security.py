@@ -11,7 +11,7 @@ from codegraph.errors import QueryError, QueryRejected, QueryTimeout
 from codegraph.llm import ScriptedModel
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.engine import Retriever
-from codegraph.languages.python.lint import Diagnostic
+from codegraph.languages import Diagnostic
 from codegraph.retrieval.sqlguard import Schema, run_untrusted, validate
 
 HOSTILE = [

@@ -17,9 +17,10 @@ import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Iterable, TypeVar
+from typing import Callable, ClassVar, Iterable, Mapping, TypeVar
 
 from ..errors import CodegraphError
+from .checks import Checker, Diagnostic, Rule
 
 EXTRACT_SECONDS = 20.0  # one file's budget: past it the file is skipped and reported, not the index stalled
 
@@ -119,6 +120,67 @@ class Language(ABC):
         """0-based line where an import goes in `text`."""
         raise Unsupported(f"refine cannot place {self.name} imports yet")
 
+    # -- diagnostics: the checker, how to read its messages, the rule table ----------------------
+    checker_name: ClassVar[str] = ""  # what checks its code (pylint)
+    categories: ClassVar[Mapping[str, str]] = {}  # message symbol -> CoCoGen category
+    syntax_errors: ClassVar[frozenset[str]] = frozenset()  # kept wherever they land (see keep)
+    not_about_code: ClassVar[tuple[str, ...]] = ()  # the checker's messages about its own configuration
+
+    def checker(self, mode: str | None = None) -> Checker:
+        """A new checker (`mode`: the language's own choices, e.g. Python's worker or subprocess)."""
+        raise Unsupported(f"codegraph cannot check {self.name} code yet")
+
+    def shared_checker(self) -> Checker:
+        """One checker per language and process, for callers that do not manage one."""
+        found = _SHARED_CHECKERS.get(self.name)
+        if found is None:
+            found = _SHARED_CHECKERS[self.name] = self.checker()
+        return found
+
+    def error_symbols(self) -> dict[str, str]:
+        """Every error message the checker can give: symbol -> message id."""
+        return {}
+
+    def rules(self) -> tuple[Rule, ...]:
+        """The rule table, in the order the rules of one message are tried."""
+        return ()
+
+    def rules_for(self, symbol: str) -> list[Rule]:
+        return [rule for rule in self.rules() if rule.symbol == symbol]
+
+    def missing_module(self, d: Diagnostic) -> str | None:
+        """The module a message says cannot be found, if it says that."""
+        return None
+
+    def undefined_name(self, d: Diagnostic) -> str | None:
+        """The name a message says is not defined, if it says that."""
+        return None
+
+    def keep(self, diagnostics: Iterable[Diagnostic], first: int | None, last: int | None,
+             import_lines: Iterable[int] = (), known_module: Callable[[str], bool] | None = None
+             ) -> list[Diagnostic]:
+        """The messages that are the candidate's doing; `diagnose` and `refine` both filter with this.
+
+        Kept: messages on the candidate's lines, its first and last included (one that starts before
+        the span but ends inside it, a call spanning lines, too); messages on the import lines the
+        candidate brought; a syntax error wherever it lands (a candidate can break the lines after
+        it, and a file that does not parse has no other message). Dropped: a missing module the
+        repository already imports elsewhere (`known_module(name)` says so): a dependency the
+        checker cannot see, not a hallucination.
+        """
+        imports = set(import_lines)
+        out = []
+        for d in diagnostics:
+            inside = not ((first is not None and max(d.line, d.end_line or d.line) < first)
+                          or (last is not None and d.line > last))
+            if not (inside or d.line in imports or d.symbol in self.syntax_errors):
+                continue
+            module = self.missing_module(d) if known_module is not None else None
+            if module is not None and known_module(module):
+                continue
+            out.append(d)
+        return out
+
 
 class Library(ABC):
     """The code a repository uses but does not hold, indexed beside it in the `library` schema
@@ -156,6 +218,7 @@ class Library(ABC):
 
 
 L = TypeVar("L", bound=type[Language])
+_SHARED_CHECKERS: dict[str, Checker] = {}
 _BY_NAME: dict[str, Language] = {}
 _BY_SUFFIX: dict[str, Language] = {}
 

@@ -27,8 +27,7 @@ import duckdb
 from ..db import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..indexer import index_repository
-from ..languages import for_file
-from ..languages.python.lint import LintError, Linter, keep_lines
+from ..languages import CheckError, Checker, for_file
 from ..llm import ChatModel, ModelError, estimate_tokens
 from ..retrieval.candidate import Candidate
 from ..retrieval.context import card, render
@@ -124,7 +123,7 @@ class Refiner:
     """One run of the loop over one task; a context manager that always removes its scratch copy."""
 
     def __init__(self, task: Task, model: ChatModel | None = None, *, db_path: str | Path | None = None,
-                 linter: Linter | None = None, log: Callable[[str], None] | None = None) -> None:
+                 checker: Checker | None = None, log: Callable[[str], None] | None = None) -> None:
         self.task = task
         task.target_file = confine_target(task.repo, task.target_file)
         self.language = for_file(task.target_file.rpartition("/")[2])  # confine_target refuses a file of none
@@ -135,8 +134,8 @@ class Refiner:
         self.log = log or (lambda message: None)
         self.isolation = choose_level(task.isolation) if task.tests else None
         self.deadline = time.monotonic() + task.limits.seconds
-        self._own_linter = linter is None
-        self.linter = linter or Linter()
+        self._own_checker = checker is None
+        self.checker = checker or self.language.checker()
         self.retriever = None
         self.scratch = Path(tempfile.mkdtemp(prefix="codegraph-refine-"))
         try:
@@ -168,8 +167,8 @@ class Refiner:
         if self.retriever is not None:
             self.retriever.close()
             self.retriever = None
-        if self._own_linter:
-            self.linter.close()
+        if self._own_checker:
+            self.checker.close()
         remove_tree(self.scratch)
 
     def __enter__(self) -> "Refiner":
@@ -298,8 +297,8 @@ class Refiner:
 
     def _lint(self, spliced) -> list:
         timeout = min(LINT_SECONDS, self._remaining())
-        return keep_lines(self.linter.lint(self.target, timeout_s=timeout), spliced.first_line, spliced.last_line,
-                          spliced.import_lines, self.retriever.known_import)
+        return self.language.keep(self.checker.lint(self.target, timeout_s=timeout), spliced.first_line,
+                                  spliced.last_line, spliced.import_lines, self.retriever.known_import)
 
     # -- the loop -------------------------------------------------------------------------
     def run(self, apply: bool = False) -> RefineResult:
@@ -361,7 +360,7 @@ class Refiner:
                 t = time.perf_counter()
                 try:
                     diagnostics = self._lint(spliced)
-                except LintError as exc:
+                except CheckError as exc:
                     it.error = str(exc)
                     diagnostics = []
                 it.timings["lint"] = time.perf_counter() - t
@@ -409,7 +408,7 @@ class Refiner:
                         return "tests fail and the offline generator only repairs lint errors", tests_passed
                     lines, done = self.model.repair(spliced.text.split("\n"), retrievals,
                                                     (spliced.first_line, spliced.last_line),
-                                                    self.language.import_insert_line(spliced.text))
+                                                    self.language.import_insert_line(spliced.text), self.language)
                     it.repairs = done
                     if not done:
                         return "no repair found", tests_passed

@@ -3,17 +3,16 @@
 It cannot write code from a description, but it fixes what CoCoGen's study says most
 project-level failures are: a wrong module in an import, a near-miss name or member, a name
 used without its import, a misspelt keyword. Each repair uses the top row the rules retrieved;
-which repair a message gets is in the rule table (retrieval/rules.py, retrieval/repairs.py).
+which repair a message gets is in the language's rule table (languages/python/rules.py, repairs.py).
 """
 
 from __future__ import annotations
 
 import re
 
+from ..languages import Language, Site
 from ..llm import ChatModel, Completion, Message, register
 from ..retrieval.engine import Retrieval
-from ..retrieval.repairs import Site
-from ..retrieval.rules import rules_for
 
 
 @register("offline")
@@ -26,7 +25,7 @@ class OfflineRepairer(ChatModel):
         return Completion("", 0, 0, self.name)
 
     def repair(self, lines: list[str], retrievals: list[Retrieval], span: tuple[int, int],
-               import_at: int) -> tuple[list[str], list[str]]:
+               import_at: int, language: Language) -> tuple[list[str], list[str]]:
         """Edit the file's lines; returns (new lines, what was done). Lines are 0-based here."""
         lines = list(lines)
         done: list[str] = []
@@ -34,7 +33,7 @@ class OfflineRepairer(ChatModel):
         for r in retrievals:
             d = r.diagnostic
             top = next((row for row in r.rows if row.get("qualname")), None)
-            repair = next((rule.repair for rule in rules_for(d.symbol) if rule.repair), None)
+            repair = next((rule.repair for rule in language.rules_for(d.symbol) if rule.repair), None)
             if repair is None or top is None or not (1 <= d.line <= len(lines)):
                 continue
             did = repair(Site(lines, d.line - 1, d, top, re.findall(r"'([^']+)'", d.message), span, new_imports))

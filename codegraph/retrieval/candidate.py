@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..languages import FileFacts, UndecodableSource, for_file, language
+from ..languages import FileFacts, Language, UndecodableSource, for_file, language
 
 _FUNCTION_KINDS = frozenset({"method", "classmethod", "staticmethod", "property", "function"})
 
@@ -23,6 +23,7 @@ class Candidate:
     module: str
     facts: FileFacts | None
     lines: list[str] = field(default_factory=list)
+    language: Language | None = None  # what reads it, its checker's messages and its rules
 
     @classmethod
     def from_file(cls, path: str | Path, module: str | None = None, source: str | None = None) -> "Candidate":
@@ -34,7 +35,7 @@ class Candidate:
             facts = reader.extract(text.encode("utf-8"), path.name, module, reader.is_package(path.name))
         except UndecodableSource:
             facts = None
-        return cls(path, text, module, facts, text.splitlines())
+        return cls(path, text, module, facts, text.splitlines(), reader)
 
     def rows(self, table: str) -> list[tuple]:
         return self.facts.rows[table] if self.facts else []
@@ -151,39 +152,3 @@ class GraphNames:
             "SELECT qualname FROM members_of($c) WHERE name = $n AND class = $c LIMIT 1",
             {"c": class_qualname, "n": name}).fetchone()
         return row[0] if row else None
-
-
-def resolve_in_candidate(graph: GraphNames, cand: Candidate, text: str, line: int) -> str | None:
-    """The qualname in the graph that a dotted expression of the candidate names, if any."""
-    if not text or not all(part.isidentifier() for part in text.split(".")):
-        if text and text.startswith("super()."):
-            klass = cand.enclosing_class(line)
-            name = text.split(".", 1)[1]
-            for base in cand.bases_of(klass) if klass else []:
-                base_q = resolve_in_candidate(graph, cand, base, line)
-                found = graph.member(base_q, name) if base_q else None
-                if found:
-                    return found
-        return None
-    head, _, rest = text.partition(".")
-    if head in ("self", "cls") and rest:
-        klass = cand.enclosing_class(line)
-        if klass is None:
-            return None
-        name = rest.split(".")[0]
-        if graph.kind(klass) == "class" and name not in cand.own_members(klass):
-            found = graph.member(klass, name)
-            if found:
-                return found
-        if name in cand.own_members(klass):
-            return f"{klass}.{name}"
-        for base in cand.bases_of(klass):
-            base_q = resolve_in_candidate(graph, cand, base, line)
-            found = graph.member(base_q, name) if base_q else None
-            if found:
-                return found
-        return None
-    target = cand.binding(head, line) or cand.local_definition(head)
-    if target is None:
-        return None
-    return graph.canonical(f"{target}.{rest}" if rest else target)

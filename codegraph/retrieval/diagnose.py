@@ -12,7 +12,7 @@ from ..llm import ChatModel
 from .candidate import Candidate
 from .context import render
 from .engine import Retrieval, Retriever
-from ..languages.python.lint import Diagnostic, Linter, keep_lines, shared_linter
+from ..languages import Checker, Diagnostic, Language, for_file, languages
 
 
 @dataclass
@@ -45,12 +45,22 @@ def parse_lines(spec: str | None) -> tuple[int | None, int | None]:
     return a, b
 
 
+def checked_language(path: Path) -> Language:
+    """The language whose checker lints this file, or the error that says none does."""
+    language = for_file(path.name)
+    if language is None or not language.checker_name:
+        known = ", ".join(f"{lang.name} ({' '.join(lang.suffixes)})" for lang in languages() if lang.checker_name)
+        raise CodegraphError(f"{path.name} is not a Python file nor another file codegraph can check: give one of "
+                             f"{known}")
+    return language
+
+
 def diagnose(
     path: str | Path,
     db_path: str | Path | None = None,
     *,
     lines: tuple[int | None, int | None] = (None, None),
-    linter: Linter | None = None,
+    checker: Checker | None = None,
     retriever: Retriever | None = None,
     model: ChatModel | None = None,
     budget_tokens: int = 1500,
@@ -59,8 +69,7 @@ def diagnose(
     path = Path(path).resolve()
     if not path.is_file():
         raise CodegraphError(f"{path} is not a file: give the candidate Python file to check")
-    if path.suffix not in (".py", ".pyi"):
-        raise CodegraphError(f"{path.name} is not a Python file (.py): diagnose lints Python source")
+    language = checked_language(path)
     try:
         head = path.read_bytes()[:8192]
     except OSError as exc:
@@ -73,8 +82,8 @@ def diagnose(
     try:
         candidate = Candidate.from_file(path)
         started = time.perf_counter()
-        diagnostics = keep_lines((linter or shared_linter()).lint(path, changed_modules), *lines,
-                                 known_import=retriever.known_import)
+        diagnostics = language.keep((checker or language.shared_checker()).lint(path, changed_modules), *lines,
+                                    known_module=retriever.known_import)
         lint_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         retrievals = retriever.retrieve_all(candidate, diagnostics)

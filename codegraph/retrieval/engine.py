@@ -18,8 +18,8 @@ from ..llm import ChatModel
 from ..semantic.search import search
 from ..semantic.store import model_from_meta
 from .candidate import Candidate, GraphNames
-from ..languages.python.lint import Diagnostic
-from .rules import RuleContext, load_template, rules_for
+from ..languages import Diagnostic, RuleContext
+from .rules import load_template
 from .sqlguard import Schema, run_untrusted
 
 _IDENT_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -220,13 +220,11 @@ class Retriever:
         top = max(scores, default=0.0) or 1.0
         return [max(0.0, s) / top for s in scores]
 
-    def known_import(self, d: Diagnostic) -> bool:
-        """import-error on a module the repository imports elsewhere (queries/known_import.sql)."""
-        m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
-        if not m:
-            return False
+    def known_import(self, module: str) -> bool:
+        """Does the repository import this module elsewhere (queries/known_import.sql)? Then a
+        checker that cannot find it misses a dependency, the candidate did not make it up."""
         try:
-            return bool(self.run_template("known_import", {"module": m.group(1)})[1])
+            return bool(self.run_template("known_import", {"module": module})[1])
         except QueryError:
             return False
 
@@ -248,7 +246,7 @@ class Retriever:
     def _retrieve(self, candidate: Candidate, d: Diagnostic) -> Retrieval:
         ctx = RuleContext(candidate, self.graph)
         attempts: list[dict] = []
-        for rule in rules_for(d.symbol):
+        for rule in candidate.language.rules_for(d.symbol) if candidate.language else ():
             try:
                 params = rule.params(d, ctx)
             except (duckdb.Error, CodegraphError) as exc:

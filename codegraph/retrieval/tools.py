@@ -9,7 +9,7 @@ import duckdb
 from ..db import run_query
 from ..schema import DEFINITION, FUNCTIONS, PROJECT_CALL_SQL
 from .engine import query_terms
-from ..languages.python.lint import shared_linter
+from ..languages import Checker, for_file
 from .rules import load_template
 
 
@@ -25,13 +25,16 @@ def get_imports(con: duckdb.DuckDBPyConnection, names: list[str], limit: int = 3
         for name in names}
 
 
-def undefined_names(path: str | Path, linter=None) -> list[str]:
+def undefined_names(path: str | Path, checker: Checker | None = None) -> list[str]:
+    """The names the file uses and does not define, as its language's checker reports them."""
+    language = for_file(Path(path).name)
+    if language is None:
+        return []
     names = []
-    for d in (linter or shared_linter()).lint(path):
-        if d.symbol == "undefined-variable":
-            name = d.message.split("'")[1]
-            if name not in names:
-                names.append(name)
+    for d in (checker or language.shared_checker()).lint(path):
+        name = language.undefined_name(d)
+        if name and name not in names:
+            names.append(name)
     return names
 
 

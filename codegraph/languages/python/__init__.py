@@ -3,14 +3,17 @@ standard library and site-packages as the library layer, pylint for diagnostics.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..base import FileFacts, Language, register
+from ..checks import Diagnostic, Rule
 from . import extract as _extract
 from . import splice as _splice
 from .library import PythonLibrary
-from .lint import candidate_module
+from .lint import CATEGORIES, Linter, candidate_module, pylint_error_symbols
 from .modules import _is_namespace, module_name
+from .rules import NOT_ABOUT_CODE, RULES
 
 
 @register
@@ -49,3 +52,30 @@ class Python(Language):
 
     def import_insert_line(self, text: str) -> int:
         return _splice.import_insert_line(text)
+
+    # -- diagnostics: pylint's error checkers ---------------------------------------------------
+    checker_name = "pylint"
+    categories = CATEGORIES
+    syntax_errors = frozenset({"syntax-error"})
+    not_about_code = NOT_ABOUT_CODE
+
+    def checker(self, mode: str | None = None) -> Linter:
+        """`worker` (the default): pylint kept warm in a child process; `subprocess`: a cold
+        `python -m pylint` per lint."""
+        return Linter(mode=mode or "worker")
+
+    def error_symbols(self) -> dict[str, str]:
+        return pylint_error_symbols()
+
+    def rules(self) -> tuple[Rule, ...]:
+        return RULES
+
+    def missing_module(self, d: Diagnostic) -> str | None:
+        m = re.search(r"Unable to import '([^']+)'", d.message) if d.symbol == "import-error" else None
+        return m.group(1) if m else None
+
+    def undefined_name(self, d: Diagnostic) -> str | None:
+        if d.symbol != "undefined-variable":
+            return None
+        quoted = d.message.split("'")
+        return quoted[1] if len(quoted) > 2 else None

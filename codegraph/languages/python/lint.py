@@ -14,12 +14,12 @@ import os
 import subprocess
 import sys
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 
 from .modules import module_name
-from ...errors import CodegraphError
+from ..checks import Checker, CheckError, CheckTimeout, Diagnostic
 from ...worker import Worker, WorkerDied, WorkerTimeout, serve
 
 # CoCoGen's categories (Table 4), keyed by pylint symbol.
@@ -47,28 +47,11 @@ PYLINT_FLAGS = ("--disable=all", "--enable=E", "--persistent=n", "--score=n", "-
                 "--reports=n", "--load-plugins=")
 
 
-@dataclass
-class Diagnostic:
-    symbol: str
-    msg_id: str
-    message: str
-    line: int
-    column: int
-    end_line: int | None = None
-    end_column: int | None = None
-    path: str = ""
-    obj: str = ""
-    category: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.category = CATEGORIES.get(self.symbol, "OTHER")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-class LintError(CodegraphError):
-    pass
+def diagnostic(symbol: str, msg_id: str, message: str, line: int, column: int, end_line: int | None = None,
+               end_column: int | None = None, path: str = "", obj: str = "") -> Diagnostic:
+    """A pylint message as a Diagnostic, with its CoCoGen category."""
+    return Diagnostic(symbol, msg_id, message, line, column, end_line, end_column, path, obj,
+                      CATEGORIES.get(symbol, "OTHER"))
 
 
 def _package_root(path: Path) -> Path:
@@ -97,34 +80,6 @@ def pylint_error_symbols() -> dict[str, str]:
     linter = PyLinter()
     linter.load_default_plugins()
     return {m.symbol: m.msgid for m in linter.msgs_store.messages if m.msgid.startswith("E")}
-
-
-def keep_lines(diagnostics: Iterable[Diagnostic], first: int | None, last: int | None,
-               import_lines: Iterable[int] = (), known_import=None) -> list[Diagnostic]:
-    """The messages that are the candidate's doing; `diagnose` and `refine` both filter with this.
-
-    Kept: messages on the candidate's lines, its first and last included (one that starts before
-    the span but ends inside it, a call spanning lines, too); messages on the import lines the
-    candidate brought; a syntax error wherever it lands (a candidate can break the lines after
-    it, and a file that does not parse has no other message). Dropped: import-error on a module
-    the repository already imports elsewhere (`known_import(d)` says so): a dependency pylint
-    cannot see, not a hallucination.
-    """
-    imports = set(import_lines)
-    out = []
-    for d in diagnostics:
-        inside = not ((first is not None and max(d.line, d.end_line or d.line) < first)
-                      or (last is not None and d.line > last))
-        if not (inside or d.line in imports or d.symbol == "syntax-error"):
-            continue
-        if known_import is not None and d.symbol == "import-error" and known_import(d):
-            continue
-        out.append(d)
-    return out
-
-
-class LintTimeout(LintError):
-    pass
 
 
 MAX_LINT_BYTES = 200_000
@@ -196,7 +151,7 @@ def _lint_in_process(run_holder: dict, path: Path, changed_modules: Iterable[str
         linter.set_reporter(reporter)
         linter.check([str(path)])
     _remember(cache)
-    return [asdict(Diagnostic(m.symbol, m.msg_id, m.msg, m.line, m.column, m.end_line, m.end_column, m.path, m.obj))
+    return [asdict(diagnostic(m.symbol, m.msg_id, m.msg, m.line, m.column, m.end_line, m.end_column, m.path, m.obj))
             for m in reporter.messages]
 
 
@@ -219,13 +174,13 @@ def _serve(connection) -> None:
         path, changed = request
         try:
             return "ok", _lint_in_process(holder, Path(path), changed)
-        except BaseException as exc:  # pylint's own crashes are the caller's LintError
+        except BaseException as exc:  # pylint's own crashes are the caller's CheckError
             return "error", f"{type(exc).__name__}: {exc}"
 
     serve(connection, handle)
 
 
-class Linter:
+class Linter(Checker):
     """Lint files with pylint's error checkers.
 
     `worker` (the default) keeps pylint and astroid's caches warm in a child process, 5-10x
@@ -243,10 +198,10 @@ class Linter:
              timeout_s: float | None = None) -> list[Diagnostic]:
         path = Path(path).resolve()
         if not path.is_file():
-            raise LintError(f"{path} is not a file")
+            raise CheckError(f"{path} is not a file")
         size = path.stat().st_size
         if size > self.max_bytes:
-            raise LintError(f"{path.name} is {size // 1000} kB, over the {self.max_bytes // 1000} kB that are "
+            raise CheckError(f"{path.name} is {size // 1000} kB, over the {self.max_bytes // 1000} kB that are "
                             "linted: the candidate is too large")
         timeout = self.timeout_s if timeout_s is None else timeout_s
         if self.mode == "subprocess":
@@ -257,12 +212,12 @@ class Linter:
             try:
                 status, payload = self._worker.ask((str(path), tuple(changed_modules)), timeout)
             except WorkerTimeout:
-                raise LintTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
+                raise CheckTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
             except WorkerDied:
-                raise LintError(f"the pylint worker died while linting {path}") from None
+                raise CheckError(f"the pylint worker died while linting {path}") from None
         if status == "error":
-            raise LintError(f"pylint failed on {path}: {payload}")
-        return [Diagnostic(**{k: v for k, v in d.items() if k != "category"}) for d in payload]
+            raise CheckError(f"pylint failed on {path}: {payload}")
+        return [Diagnostic(**d) for d in payload]
 
     def _lint_subprocess(self, path: Path, timeout: float) -> list[Diagnostic]:
         cmd = [sys.executable, "-m", "pylint", *PYLINT_FLAGS, f"--rcfile={_RCFILE}",
@@ -271,13 +226,13 @@ class Linter:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                                   cwd=_package_root(path))
         except subprocess.TimeoutExpired:
-            raise LintTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
+            raise CheckTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
         try:
             data = json.loads(proc.stdout)
         except json.JSONDecodeError:
-            raise LintError(f"pylint failed on {path}: {proc.stderr.strip()[-500:]}") from None
+            raise CheckError(f"pylint failed on {path}: {proc.stderr.strip()[-500:]}") from None
         return [
-            Diagnostic(m["symbol"], m["messageId"], m["message"], m["line"], m["column"],
+            diagnostic(m["symbol"], m["messageId"], m["message"], m["line"], m["column"],
                        m.get("endLine"), m.get("endColumn"), m.get("path", ""), m.get("obj", ""))
             for m in data.get("messages", [])
         ]
@@ -285,19 +240,3 @@ class Linter:
     def close(self) -> None:
         with self._lock:
             self._worker.close()
-
-    def __enter__(self) -> "Linter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-_shared: Linter | None = None
-
-
-def shared_linter() -> Linter:
-    global _shared
-    if _shared is None:
-        _shared = Linter()
-    return _shared

@@ -1,5 +1,5 @@
 """Offline repairs: what the offline generator (refine/offline.py) does with a message's best row.
-Each is attached to its message's rules in the rule table (rules.py), so one table says, per
+Each is attached to its message's rules in Python's rule table (rules.py), so one table says, per
 pylint message, how to find the context and how to repair without a model.
 
 A repair edits `site.lines` in place (or adds to `site.imports`) and says what it did, or
@@ -10,30 +10,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
-from typing import Callable
 
-from ..languages.python.lint import Diagnostic
-
-
-@dataclass
-class Site:
-    """Where a repair works: the file's lines (0-based), the message, the row the rules ranked first."""
-
-    lines: list[str]
-    index: int  # the message's line
-    diagnostic: Diagnostic
-    top: dict
-    names: list[str]  # the names the message quotes
-    span: tuple[int, int]  # 1-based lines of the candidate in the file
-    imports: list[str]  # import lines to add at the top
-
-    @property
-    def line(self) -> str:
-        return self.lines[self.index]
-
-
-Repair = Callable[[Site], "str | None"]
+from ..checks import Site
 
 
 def _near(bad: str, good: str | None) -> bool:
