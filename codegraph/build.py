@@ -21,12 +21,13 @@ from typing import Callable, Iterable, Iterator
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import db
 from .discover import Discovery
 from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
 from .errors import RepositoryError
-from .resolution import column_lists
+from .columns import column_lists
 from .schema import BY_NAME, EXTRACTED
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import write_vectors
@@ -207,13 +208,21 @@ def _completed(pool: concurrent.futures.Executor, work: Callable, chunks: list) 
 
 def file_row(f: SourceFile, facts: FileFacts) -> tuple:
     return FileRow(file_id=facts.file_id, path=f.path, module=f.module, sha256=facts.sha256, size=f.size,
-                   mtime_ns=f.mtime_ns, lines=facts.lines, parse_errors=facts.parse_errors)
+                   mtime_ns=f.mtime_ns, lines=facts.lines, parse_errors=facts.parse_errors, language=f.language)
 
 
-def concat(name: str, tables: list[pa.Table]) -> pa.Table:
-    schema = arrow_schemas()[name]
-    tables = [t.select(list(schema.names)).cast(schema) for t in tables if t.num_rows]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
+def by_language(tables: dict[str, pa.Table], language_of: dict[int, str]) -> dict[str, dict[str, pa.Table]]:
+    """Extracted tables split by the language of each row's file (`language_of`: file id ->
+    language), for each language's resolution. One language, the usual case: the tables as they are."""
+    names = sorted(set(language_of.values()))
+    if len(names) <= 1:
+        return {names[0]: tables} if names else {}
+    out = {}
+    for name in names:
+        ids = pa.array([fid for fid, lang in language_of.items() if lang == name], pa.int64())
+        out[name] = {table: rows.filter(pc.is_in(rows.column("file_id"), value_set=ids))
+                     for table, rows in tables.items()}
+    return out
 
 
 def give_back_memory() -> None:

@@ -119,6 +119,13 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     return data.num_rows
 
 
+def register_values(con: duckdb.DuckDBPyConnection, name: str, values, kind: pa.DataType = pa.string()) -> None:
+    """Values for SQL as the one-column table `name` (column v), read as `x IN (SELECT v FROM name)`:
+    bound as a parameter, a list costs about 70 µs a value (0.36 s for 5,000) and list_contains
+    tests every value on every row."""
+    con.register(name, pa.table({"v": pa.array(list(values), kind)}))
+
+
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], schema_name: str | None = None) -> int:
     """Rows of a table's row type (schema.BY_NAME[table].row), inserted through Arrow."""
     declared = schema.BY_NAME[table]

@@ -10,11 +10,11 @@ import time
 import pyarrow as pa
 
 from . import db
-from .build import (Build, Chunk, Writer, concat, external_imports, extract_chunks, give_back_memory,
+from .build import (Build, Chunk, Writer, by_language, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
-from .resolution import (RESOLVED_TABLES, build_resolver, class_bases, definition_rows, for_resolution, resolve_tables,
-                         returns_of_tables, set_class_bases)
-from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA
+from .columns import concat
+from .languages import language
+from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.models import HashingModel
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
 
@@ -71,24 +71,26 @@ def full_build(build: Build) -> None:
             writer = Writer(side, unresolved)
             del unresolved
             try:
-                resolver = build_resolver(
-                    [*definition_rows(tables), *definition_rows(lib_tables)],
-                    concat("imports", [tables["imports"], lib_tables["imports"]]),
-                    concat("inheritance", [tables["inheritance"], lib_tables["inheritance"]]),
-                    returns_of_tables(tables["bindings"], lib_tables["bindings"]))
-                classes = [t["classes"].select(["id", "qualname"]) for t in (tables, lib_tables)]
-                tables = for_resolution(resolver, tables)
-                # the library's local names too, before any call is answered: a project call may read
-                # what a library function returns (`a, b = socket.socketpair()`), as an update does
-                # through its scope loader
-                lib_tables = for_resolution(resolver, lib_tables)
-                resolve_tables(resolver, tables, modules, jobs=resolve_jobs, emit=writer.put)
+                # each language resolves its own files' rows (the library's, its language's too)
+                groups = by_language(tables, {r.file_id: r.language for r in file_rows})
                 del tables
-                resolve_tables(resolver, lib_tables, modules, jobs=resolve_jobs,
-                               emit=lambda name, table: writer.put(f"{LIBRARY_SCHEMA}.{name}", table))
-                del lib_tables
-                bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
-                del resolver  # what it learned is in the resolved tables now
+                library_language = library.language if library is not None else None
+                if library_language is not None and library_language not in groups:
+                    groups[library_language] = {name: concat(name, []) for name in EXTRACTED}
+                after = []
+                for name in sorted(groups):
+                    group = groups.pop(name)
+                    resolution = language(name).resolution()
+                    if resolution is None:  # rows as extracted
+                        for table in RESOLVED_TABLES:
+                            writer.put(table, group.pop(table))
+                        continue
+                    if name == library_language:
+                        lib, lib_tables = lib_tables, {}
+                    else:
+                        lib = {n: concat(n, []) for n in EXTRACTED}
+                    after.append(resolution.full(group, lib, modules, resolve_jobs, writer.put))
+                    del group, lib
                 give_back_memory()
                 if embed:
                     model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
@@ -103,8 +105,8 @@ def full_build(build: Build) -> None:
                 del sparse
             report.timings["resolve"] = time.perf_counter() - t
             phase("writing")
-            set_class_bases(con, bases[0])
-            set_class_bases(con, bases[1], f"{LIBRARY_SCHEMA}.classes")
+            for write in after:
+                write(con)
             db.insert_rows(con, "files", file_rows)
             db.insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             db.insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])

@@ -113,7 +113,7 @@ TABLES: tuple[Table, ...] = (
               _c("key", "VARCHAR", "schema_version, tool_version, repo_root, indexed_at, embedding_model, ...", True,
                  "index"),
               _c("value", "VARCHAR", "its value", stage="index"))),
-    Table("files", "one row per indexed Python file; updates key on the hash", (
+    Table("files", "one row per indexed source file; updates key on the hash", (
         _c("file_id", "BIGINT", "stable hash of the path", True, "index"),
         _c("path", "VARCHAR", "relative to the repository root, forward slashes", True, "index"),
         _c("module", "VARCHAR", "the dotted name Python imports the file as", True, "index"),
@@ -122,6 +122,7 @@ TABLES: tuple[Table, ...] = (
         _c("mtime_ns", "BIGINT", "modification time when indexed", stage="index"),
         _c("lines", "INTEGER", "line count", stage="index"),
         _c("parse_errors", "INTEGER", "tree-sitter ERROR/MISSING nodes; > 0 means partly recovered", stage="index"),
+        _c("language", "VARCHAR", "the language that reads it (python)", True, "index"),
         _LAYER)),
     Table("skipped_files", "files discovered but not indexed, and why", (
         _c("path", "VARCHAR", "relative to the repository root", True, "index"),
@@ -392,6 +393,9 @@ LIBRARY_SCHEMA = "library"
 # repository's own (main) tables, which keep meaning "the repository" for every query written
 # against them. `all_<table>` views join both layers.
 LAYERED: tuple[str, ...] = ("files", *EXTRACTED)
+# The extracted tables inserted only once their rows are resolved (classes get their resolved
+# bases by an UPDATE after they are in): a language without a resolution inserts them as they are.
+RESOLVED_TABLES: tuple[str, ...] = ("imports", "calls", "refs", "inheritance")
 
 
 def ddl(embedding_dim: int | None = None) -> str:
@@ -408,7 +412,7 @@ def ddl(embedding_dim: int | None = None) -> str:
 # The code that decides what the rows hold: the languages (extraction and resolution) and the
 # build stages around them. Its bytes are part of the version, so a database another resolver
 # built is rebuilt by `codegraph index`, not kept and mixed with new rows by the next update.
-ROW_MAKERS: tuple[str, ...] = ("languages", "build.py", "full_build.py", "update.py", "resolution.py", "forked.py")
+ROW_MAKERS: tuple[str, ...] = ("languages", "build.py", "full_build.py", "update.py", "columns.py", "forked.py")
 _SOURCE_SUFFIXES = (".py", ".scm", ".sql", ".toml")
 
 

@@ -1,416 +1,30 @@
 """Updating a graph in place: only changed files are parsed, and only what their change can
-reach is resolved again, in one transaction; while other processes read the file, the update is
+reach is resolved again (each language's resolution decides what that is), in one transaction; while other processes read the file, the update is
 written to a copy that replaces it atomically (`_writable`)."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import duckdb
 import pyarrow as pa
 
 from . import __version__, db
 from .errors import SchemaMismatch
-from .build import (Build, IndexReport, Progress, Rebuild, concat, external_imports, extract_chunks, skip_row, summarise,
-                    term_stats, write_embeddings)
-from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RESOLVED_TABLES, RETURNS_SQL,
-                         SCOPE_TABLES, SITE_ROWS_SQL, build_resolver, call_sites, column_lists, definition_rows,
-                         evidence_sql, returns_of, scope_keys, stored_definitions, write_resolved)
-from .languages.python.flows import MAX_HOPS
-from .languages.python.expressions import _LOCALS, PROTOCOL_CALLS
+from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, skip_row,
+                    summarise, term_stats, write_embeddings)
+from .columns import concat
+from .languages import language
 from .sources import Skip, SourceFile
-from .schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, EXTRACTED, LIBRARY_SCHEMA, PROJECT_CALL_SQL
+from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
-
-
-_INTERFACE_SQL = """
-    {definitions}
-    UNION ALL SELECT 'import', module || ':' || scope_qualname, coalesce(bound_name, '*'),
-        coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
-    UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
-        WHERE file_id IN (SELECT file_id FROM _gone)
-    {says}
-    UNION ALL SELECT 'says', qualname, metaclass, NULL FROM classes
-        WHERE file_id IN (SELECT file_id FROM _gone) AND metaclass IS NOT NULL
-    UNION ALL SELECT 'says', scope_qualname || ':return',
-        string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
-                   ORDER BY line, kind, name, coalesce(value, '')), NULL
-        FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
-            SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
-        GROUP BY scope_qualname
-""".format(definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where="file_id IN (SELECT file_id FROM _gone)"),
-           says="\n".join(
-    f"""UNION ALL SELECT 'says', qualname, {evidence_sql(t)}, NULL FROM {t}
-        WHERE file_id IN (SELECT file_id FROM _gone) AND {evidence_sql(t)} IS NOT NULL
-    UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM {t}
-        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0""" for t in EVIDENCE))
-
-
-# The files of the classes the changed files' classes ($classes; NULL: all of them) derive from, at any depth.
-_ANCESTOR_FILES_SQL = """
-    WITH RECURSIVE up(qualname) AS (
-        SELECT resolved_base FROM inheritance WHERE file_id IN (SELECT file_id FROM _gone) AND resolved_base IS NOT NULL
-            AND ($classes IS NULL OR list_contains($classes, class_qualname))
-        UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.qualname
-            WHERE i.resolved_base IS NOT NULL)
-    SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
-"""
-# What the changed and affected files' calls pass arguments to (resolution.call_sites).
-_FLOW_TARGETS_SQL = f"""
-    SELECT DISTINCT resolved_callee FROM calls
-    WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
-      AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
-"""
-def _callables_and_classes(columns: tuple[str, ...], where: str) -> str:
-    """A UNION (distinct rows) over the tables of functions and classes."""
-    return DEFINITION.sql(columns, where=where, tables=CALLABLES_AND_CLASSES, union="UNION")
-
-
-def _within(inner: str, outer: str) -> str:
-    """SQL: the scope `inner` is the function `outer` or nested in it. The outermost functions of
-    both are equal: a join hashes on that, where the rest alone compares every pair (a stdlib
-    update reaching 3,000 functions: 9.4 s for one statement, 0.04 s with it)."""
-    return (f"(split_part({inner}, '{_LOCALS}', 1) = split_part({outer}, '{_LOCALS}', 1)"
-            f" AND ({inner} = {outer} OR starts_with({inner}, {outer} || '{_LOCALS}')))")
-
-
-def _listed(con: duckdb.DuckDBPyConnection, name: str, values: Iterable, kind: pa.DataType = pa.string()) -> None:
-    """Values for SQL as the one-column table `name` (column v), read as `x IN (SELECT v FROM name)`:
-    bound as a parameter, a list costs about 70 µs a value (0.36 s for 5,000) and list_contains
-    tests every value on every row."""
-    con.register(name, pa.table({"v": pa.array(list(values), kind)}))
-
-
-_FILES_DEFINING_SQL = _callables_and_classes(("file_id",), "qualname IN (SELECT v FROM _q)")
-# The names a call gives as its arguments (`fn`, `key=fn`, `*args`: fn, fn, args).
-_GIVEN_NAMES = "list_transform(c.arguments, lambda a: ltrim(split_part(a, '=', -1), '*'))"
-# The files of the functions (of _q) that call through a parameter or give it to a call (`filter(fn,
-# xs)`, `sorted(xs, key=fn)` run it), or whose nested functions do: what their callers pass decides
-# what those calls run.
-_CALLS_ON_PARAMETERS_SQL = f"""
-    SELECT DISTINCT c.file_id FROM parameters p JOIN calls c
-      ON {_within('c.caller_qualname', 'p.owner_qualname')}
-     AND (split_part(c.callee_text, '.', 1) = p.name OR list_contains({_GIVEN_NAMES}, p.name))
-    WHERE p.owner_qualname IN (SELECT v FROM _q) AND p.name NOT IN ('self', 'cls')
-"""
-# The files calling `self.x()` where a constructor (of _q) stores a parameter as x (`self.x = x`),
-# or iterating `self.x` where it keeps a *x whole (`self.x = tuple(x)`: Containers.stored_star).
-_CALLS_ON_STORED_PARAMETERS_SQL = """
-    WITH stored AS (
-        SELECT m.name, p.kind FROM members m
-        JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__' AND (p.name = m.value
-            OR p.kind = 'var-positional' AND m.value IN ('tuple(' || p.name || ')', 'list(' || p.name || ')'))
-        WHERE m.kind = 'instance_attribute' AND p.owner_qualname IN (SELECT v FROM _q))
-    SELECT c.file_id FROM stored s JOIN calls c ON c.callee_text = 'self.' || s.name
-    UNION SELECT c.file_id FROM stored s JOIN calls c ON c.callee_text = 'self.' || s.name || '.__iter__'
-        WHERE s.kind = 'var-positional' AND c.kind = 'implicit'
-"""
-# What the functions _q (or functions nested in them) pass their own parameters on to: `call_it(fn)`,
-# `run(*args, **kwargs)` (Resolver._forward).
-_FORWARDED_TO_SQL = f"""
-    SELECT DISTINCT c.resolved_callee FROM calls c JOIN parameters p
-      ON {_within('c.caller_qualname', 'p.owner_qualname')}
-    WHERE p.owner_qualname IN (SELECT v FROM _q) AND c.resolved_callee IS NOT NULL AND p.name NOT IN ('self', 'cls')
-      AND list_contains({_GIVEN_NAMES}, p.name)
-"""
-# Calls of files not resolved now into definitions of files that are (_q: those and their callers,
-# see _flow_sites), with the arguments they pass: Resolver.learn_flows.
-_FLOW_SITES_SQL = f"""
-    WITH sites AS (SELECT DISTINCT c.* FROM calls c
-        WHERE c.resolved_callee IN (SELECT v FROM _q) AND c.file_id NOT IN (SELECT file_id FROM _resolving)
-          AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
-          AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL})
-    SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
-    ORDER BY file_id, line, col, kind, resolved_callee
-"""
-_RESOLVING_DEFINITIONS_SQL = _callables_and_classes(("qualname",), "file_id IN (SELECT file_id FROM _resolving)")
-_CALLERS_PASSING_SQL = """SELECT DISTINCT caller_qualname FROM calls WHERE resolved_callee IN (SELECT v FROM _q)
-                          AND len(arguments) > 0 AND kind <> 'implicit'"""
-
-
-def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    """The calls of files not resolved now into definitions of files that are (_resolving), and
-    into their callers up to MAX_HOPS - 1 calls away: an argument is followed back through the
-    callers' parameters, and a nested caller's through the functions around it (a closure passes
-    on what it reads of them). A level at a time, each a hash join (a recursive CTE scanned every
-    column of calls: twice as slow)."""
-    def around(names: set[str]) -> set[str]:
-        out = set(names)
-        for name in names:
-            while _LOCALS in name:
-                name = name.rsplit(_LOCALS, 1)[0]
-                out.add(name)
-        return out
-
-    here = around({r[0] for r in con.execute(_RESOLVING_DEFINITIONS_SQL).fetchall()})
-    frontier = here
-    for _ in range(MAX_HOPS - 1):
-        _listed(con, "_q", sorted(frontier))
-        callers = around({r[0] for r in con.execute(_CALLERS_PASSING_SQL).fetchall()})
-        frontier = callers - here
-        here |= callers
-    _listed(con, "_q", sorted(here))
-    return con.execute(_FLOW_SITES_SQL).fetchall()
-
-
-_MADE = frozenset({"__init_subclass__", "__set_name__"})  # what type.__new__ runs of the project's
-_PROTOCOL_CALLS = sorted(PROTOCOL_CALLS)
-_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_CALLS.values() for name in names)})
-# When $implicit: the files reading or writing class attributes and decorated methods (descriptors),
-# calling the builtins that run a method of their argument, or with implicit calls.
-_IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
-                WHERE $implicit AND r.kind IN ('read', 'write')
-                  AND (m.kind = 'class_attribute' OR len(m.decorators) > 0)
-            UNION SELECT file_id FROM calls WHERE $implicit
-                AND (resolution = 'implicit' OR list_contains($protocols, resolved_callee))"""
-
-# When $remade: the files with class statements or `type(name, bases, ns)` calls (what making a class runs).
-_CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
-                AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')"""
-
-# What making or calling an instance runs (`Sub()` runs an __init__ a base gains; `c = C(); c()`,
-# a __call__): the files naming the classes ($made) where such a method came or went, or their subclasses.
-_MADE_USES_SQL = """
-    WITH RECURSIVE made(qualname) AS (
-        SELECT unnest($made::VARCHAR[])
-        UNION SELECT i.class_qualname FROM inheritance i JOIN made m ON i.resolved_base = m.qualname)
-    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT qualname FROM made)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT qualname FROM made)
-"""
-# The def-only change: the files that pointed at a removed definition, or hold an unresolved
-# name (or a call an added override may answer) that an added one may now answer.
-_NAMES_CHANGED_SQL = f"""
-    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM imports
-        WHERE resolved_qualname IN (SELECT v FROM _removed) OR resolved_module IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM inheritance WHERE resolved_base IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-        AND callee_name IN (SELECT v FROM _added)
-    UNION SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
-        AND resolution IN ('self', 'type', 'flow', 'alias', 'override')  -- a new override
-    UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-        AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))
-    UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-        AND split_part(base_text, '.', -1) IN (SELECT v FROM _added)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-        AND split_part(text, '.', -1) IN (SELECT v FROM _added)
-    UNION {_CLASS_STATEMENTS_SQL}
-    UNION {_IMPLICIT_USES_SQL}
-"""
-# The files that use a definition of the files _ids whose value, as other files can see it, holds
-# an unresolved name ending in one of _names: a class or module attribute, or what a function
-# returns (through each name it binds: `x = d.handler; return x`). Uses: calls, refs and imports
-# resolved to it, and unresolved calls and refs that end in its name (`K.hook()`, `hook = d.handler`).
-_VALUE_USERS_SQL = f"""
-    WITH unresolved AS (
-        SELECT file_id, callee_text AS text FROM calls WHERE file_id IN (SELECT v FROM _ids)
-            AND resolved_callee IS NULL AND callee_name IN (SELECT v FROM _names)
-        UNION SELECT file_id, text FROM refs r WHERE file_id IN (SELECT v FROM _ids)
-            AND resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT v FROM _names)
-            AND (contains(text, '.') OR NOT EXISTS (  -- a name the function (or one around it) binds
-                SELECT 1 FROM bindings b WHERE b.name = r.text AND {_within('r.scope_qualname', 'b.scope_qualname')}
-                UNION ALL SELECT 1 FROM parameters p
-                WHERE p.name = r.text AND {_within('r.scope_qualname', 'p.owner_qualname')}))
-        UNION SELECT file_id, bound_name FROM imports WHERE file_id IN (SELECT v FROM _ids)
-            AND resolved_qualname IS NULL AND bound_name IS NOT NULL
-            AND (name IN (SELECT v FROM _names) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _names))),
-    returners AS (SELECT DISTINCT scope_qualname FROM bindings WHERE kind = 'return' AND file_id IN (SELECT v FROM _ids)),
-    saying AS (
-        SELECT file_id, qualname AS q, concat_ws(' ', value, annotation) AS said FROM members
-            WHERE file_id IN (SELECT v FROM _ids)
-        UNION ALL SELECT file_id, qualname, concat_ws(' ', value, annotation) FROM globals
-            WHERE file_id IN (SELECT v FROM _ids)
-        UNION ALL SELECT file_id, scope_qualname, concat_ws(' ', value, annotation) FROM bindings
-            WHERE scope_qualname IN (FROM returners)),
-    said AS (SELECT DISTINCT s.q, split_part(s.q, '.', -1) AS name FROM saying s JOIN unresolved u
-             ON u.file_id = s.file_id AND list_contains(regexp_extract_all(s.said, '[A-Za-z_][A-Za-z_0-9.]*'), u.text))
-    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT q FROM said)
-        OR resolved_callee IS NULL AND callee_name IN (SELECT name FROM said)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT q FROM said)
-        OR resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT name FROM said)
-    UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT q FROM said)
-"""
-# Every name written in what a definition of the project says it holds or returns (its signature,
-# annotation, value, decorators, metaclass keyword; a function's return statements and the names
-# it binds, which they may return): who may read a definition through its evidence. Strings in
-# values and decorators say nothing the resolver reads (`__all__ = ["copyfile", ...]` would name
-# everything); in signatures and annotations they may be forward references, and stay.
-_UNQUOTED = r"""regexp_replace({}, '[rRbBuUfF]*("([^"\\]|\\.)*"|''([^''\\]|\\.)*'')', '', 'g')"""
-_VALUE, _DECORATORS = _UNQUOTED.format("value"), _UNQUOTED.format("array_to_string(decorators, ' ')")
-_MENTIONS_SQL = f"""
-    CREATE OR REPLACE TEMP TABLE _mentions AS
-    SELECT DISTINCT qualname, file_id, unnest(regexp_extract_all(said, '[A-Za-z_][A-Za-z_0-9]*')) AS name FROM (
-        SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) AS said FROM members
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) FROM globals
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, {_DECORATORS}) FROM nested_functions
-        UNION ALL SELECT qualname, file_id, metaclass FROM classes WHERE metaclass IS NOT NULL
-        UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', {_VALUE}, annotation) FROM bindings
-            WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
-"""
-
-
-def _exported(listed: str) -> str:
-    """CTEs: d, the definitions of the listed table (with their bare names); exporting, their
-    modules and those that star-import one of them, at any depth; starred, the files star-importing
-    one of those (a bare name there may mean a definition of d)."""
-    definitions = _callables_and_classes(("qualname", "file_id", "module"), f"qualname IN (SELECT v FROM {listed})")
-    return f"""
-    d AS (SELECT qualname, file_id, module, split_part(qualname, '.', -1) AS name FROM ({definitions})),
-    exporting(module) AS (
-        SELECT DISTINCT module FROM d
-        UNION SELECT i.module FROM imports i JOIN exporting e
-            ON i.is_star AND (i.resolved_module = e.module OR i.imported_module = e.module)),
-    starred AS (
-        SELECT DISTINCT i.file_id FROM imports i JOIN exporting e
-            ON i.is_star AND (i.resolved_module = e.module OR i.imported_module = e.module))"""
-
-
-# The definitions whose evidence writes a name by which their file may mean one of _q: its own
-# file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
-# make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
-# file star-importing it. Not every name written is a stored call or reference (the receiver of
-# a call that resolves to nothing is not), so the names are matched as written.
-_MENTIONING_SQL = f"""
-    WITH RECURSIVE {_exported("_q")},
-    seen AS (
-        SELECT file_id, name FROM d
-        UNION SELECT i.file_id, d.name FROM imports i JOIN d
-            ON i.imported_module = d.module OR i.resolved_module = d.module OR i.resolved_qualname = d.qualname
-        UNION SELECT i.file_id, i.bound_name FROM imports i JOIN d ON i.resolved_qualname = d.qualname
-        UNION SELECT c.file_id, split_part(c.callee_text, '.', -1) FROM calls c JOIN d ON c.resolved_callee = d.qualname
-        UNION SELECT r.file_id, split_part(r.text, '.', -1) FROM refs r JOIN d ON r.resolved_qualname = d.qualname
-        UNION SELECT s.file_id, d.name FROM starred s, d)
-    SELECT DISTINCT m.qualname FROM _mentions m JOIN seen s ON m.file_id = s.file_id AND m.name = s.name
-"""
-# The attributes the constructors _q keep (`self.p = p`, `self.inner = ensure(p)`): their values are
-# read in the constructor's scope, its parameters' annotations included (Resolver.type_of).
-_KEPT_BY_SQL = """SELECT qualname FROM members WHERE kind = 'instance_attribute'
-                  AND class_qualname || '.__init__' IN (SELECT v FROM _q)"""
-# The files that use a definition of _quals, define one (their own calls may read it), or
-# star-import one (`HANDLER.f()`: the receiver of a call is no stored reference).
-_READERS_SQL = f"""
-    WITH RECURSIVE {_exported("_quals")}
-    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _quals)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _quals)
-    UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT v FROM _quals)
-    UNION SELECT file_id FROM _mentions WHERE qualname IN (SELECT v FROM _quals)
-    UNION SELECT file_id FROM starred
-"""
-
-
-def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> list[int]:
-    """The files that may resolve differently when what the definitions `retyped` say (hold,
-    return, are decorated with) changed: those using them, those using a definition whose own
-    evidence reads one of them (`HANDLER = make()`, make's return changed: HANDLER's users too),
-    or an attribute a changed constructor keeps, and so on until no definition is added."""
-    con.execute(_MENTIONS_SQL)
-    quals: set[str] = set()
-    new = set(retyped)
-    while new:
-        quals |= new
-        _listed(con, "_q", sorted(new))
-        found = {r[0] for r in con.execute(_MENTIONING_SQL).fetchall()}
-        found |= {r[0] for r in con.execute(_KEPT_BY_SQL).fetchall()}
-        new = found - quals
-    _listed(con, "_quals", sorted(quals))
-    return [r[0] for r in con.execute(_READERS_SQL).fetchall()]
-
-
-# The files that import from or point into the modules of _changed; with $retyped (what a
-# definition there holds or returns changed), every call and ref resolved by a value.
-_USES_CHANGED_SQL = f"""
-    SELECT DISTINCT file_id FROM imports i JOIN _changed c
-      ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
-         OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
-    UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
-      ON starts_with(k.resolved_callee, c.module || '.')
-    UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
-      ON starts_with(h.resolved_base, c.module || '.')
-    UNION SELECT DISTINCT file_id FROM refs r JOIN _changed c
-      ON starts_with(r.resolved_qualname, c.module || '.')
-    UNION SELECT DISTINCT file_id FROM calls WHERE $retyped
-        AND resolution IN ('type', 'alias', 'return', 'container', 'flow', 'override', 'wrapper', 'lambda')
-    UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
-    UNION {_CLASS_STATEMENTS_SQL}
-    UNION {_IMPLICIT_USES_SQL}
-"""
-
-# The bindings (first column true) and parameters of the functions _s, in one statement: an update
-# asks for them a few at a time, as the resolver comes to need them.
-_SCOPES_SQL = f"""
-    SELECT true, {', '.join(BINDING_KEY)}, {', '.join(f'NULL AS p{i}' for i in range(len(PARAMETER_KEY)))}
-    FROM all_bindings WHERE scope_qualname IN (SELECT v FROM _s)
-    UNION ALL SELECT false, {', '.join('NULL' for _ in BINDING_KEY)}, {', '.join(PARAMETER_KEY)}
-    FROM all_parameters WHERE owner_qualname IN (SELECT v FROM _s)
-"""
-
-_SCOPES_HOLDING_SQL = "SELECT DISTINCT scope_qualname FROM all_bindings UNION SELECT owner_qualname FROM all_parameters"
-
-
-class ScopeLoader:
-    """The local names of functions of files an update does not resolve (Resolver.scope_loader),
-    read when the resolver first looks a name up there. Most functions it asks about have none (no
-    parameter, no assignment) or are no function: those cost no query."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-        self.holding: set[str] | None = None  # the functions with any local name, read at the first question
-
-    def __call__(self, names: list[str]) -> tuple[list[tuple], list[tuple]]:
-        if self.holding is None:
-            self.holding = {r[0] for r in self.con.execute(_SCOPES_HOLDING_SQL).fetchall()}
-        names = [name for name in names if name in self.holding]
-        if not names:
-            return [], []
-        _listed(self.con, "_s", names)
-        rows = self.con.execute(_SCOPES_SQL).fetchall()
-        width = len(BINDING_KEY)
-        return [r[1:width + 1] for r in rows if r[0]], [r[width + 1:] for r in rows if not r[0]]
-
-
-# A call's rows as the parser gave them: the init, property and alternative rows come again with
-# resolution.
-_FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
-
-
-def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
-    """The names the files being replaced define, import and inherit: what others resolve against."""
-    return set(con.execute(_INTERFACE_SQL).fetchall())
-
-
-def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
-    definitions = definition_rows(tables)
-    out = {("def", q, k, None) for q, k, *_rest in definitions}
-    out |= {("says", q, said, None) for q, _k, _layer, _module, said, *_rest in definitions if said is not None}
-    out |= {("says", f"{q}:decorators", "\n".join(d), None) for q, _k, _layer, _module, _s, d, *_rest in definitions
-            if d}
-    # What functions return and the names they bind (Resolver._returned), as _INTERFACE_SQL says it.
-    bound: dict[str, list[tuple]] = {}
-    returning = set()
-    for scope, name, kind, line, value in zip(*column_lists(tables["bindings"],
-                                                        ("scope_qualname", "name", "kind", "line", "value"))):
-        bound.setdefault(scope, []).append((line, kind, name, value or ""))
-        if kind == "return":
-            returning.add(scope)
-    out |= {("says", f"{q}:return", "\n".join(f"{k} {n}={v}" for _line, k, n, v in sorted(bound[q])), None)
-            for q in returning}
-    imports = tables["imports"]
-    for module, scope, bound, target, imported in zip(*column_lists(
-            imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
-        out.add(("import", f"{module}:{scope}", bound or "*", target or imported))
-    for qualname, position, text in zip(*column_lists(tables["inheritance"], ("class_qualname", "position", "base_text"))):
-        out.add(("base", qualname, str(position), text))
-    return out
 
 
 @contextlib.contextmanager
@@ -552,145 +166,32 @@ def update(build: Build) -> Rebuild | None:
     return None
 
 
-_SITE_KEY = ("caller_qualname", "callee_text", "kind", "arguments")
-_PASSED_SQL = f"""SELECT {', '.join(_SITE_KEY)} FROM calls WHERE file_id IN (SELECT file_id FROM _gone)
-                  AND len(arguments) > 0 AND kind <> 'implicit' {_FIRST_ROWS}"""
-_SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE file_id IN (SELECT file_id FROM _gone)",
-              "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE file_id IN (SELECT file_id FROM _gone)"}
-_SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT file_id FROM _gone)
-               UNION ALL SELECT value, annotation FROM globals WHERE file_id IN (SELECT file_id FROM _gone)"""
-_IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-
-
-def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str]) -> bool:
-    """Do the changed files give every call the same arguments, read in the same scopes, as
-    before? Then what they pass into other files' functions is what it was, and those files'
-    calls through parameters need no new answer. Only for changes that add or remove
-    definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
-    or hold) or none."""
-    def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
-        if scope is None:
-            return False
-        if scope in came_and_went:
-            return True
-        cut = scope.find(_LOCALS)
-        while cut != -1:  # each enclosing function: a set lookup, not a scan of what came and went
-            if scope[:cut] in came_and_went:
-                return True
-            cut = scope.find(_LOCALS, cut + 1)
-        return False
-
-    def counted(rows: Iterable[tuple], skip_own: bool = True) -> collections.Counter:
-        return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)
-                                   for row in rows if not (skip_own and own(row[0])))
-
-    calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
-    if counted(calls, False) != counted(con.execute(_PASSED_SQL).fetchall(), False):
-        return False
-    for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
-        if counted(zip(*column_lists(fresh[table], key))) != counted(con.execute(_SCOPE_SQL[table]).fetchall()):
-            return False
-    said = [v for row in con.execute(_SAID_SQL).fetchall() for v in row if v]
-    said += [v for table, key in (("bindings", ("value", "annotation")), ("parameters", ("default_value", "annotation")))
-             for column in column_lists(fresh[table], key) for v in column if v]
-    said += [argument for row in calls for argument in row[3]]
-    wanted = set(names)
-    return not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in said)
-
-
-def _given(resolver, callees: Iterable[str | None]) -> set[str]:
-    """The functions that get the arguments of calls to these callees: each callee, and a class's __init__."""
-    out = set()
-    for callee in callees:
-        out.add(callee)
-        if resolver.defs.get(callee) == "class":
-            out.add(resolver.member(callee, "__init__"))
-    out.discard(None)
-    return out
-
-
 def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old: dict, gone: list,
                   to_parse: list, fresh: dict, chunks: list, file_rows: list, touched: list, skips_now: list,
                   by_path: dict, progress: Progress | None) -> None:
-    """The update as one transaction on `con`: replace the changed files' rows, re-resolve what
-    they can affect, refresh the terms statistics and the vector cache."""
+    """The update as one transaction on `con`: replace the changed files' rows, let each language
+    resolve them and what their change reaches, refresh the terms statistics and the vector cache."""
     t = time.perf_counter()
     con.execute("BEGIN")
     gone_ids = [old[p][0] for p in gone]
     changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
-    _listed(con, "_ids", gone_ids, pa.int64())
+    db.register_values(con, "_ids", gone_ids, pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT v AS file_id FROM _ids")
-    _listed(con, "_names", changed_modules)
+    db.register_values(con, "_ids", [r.file_id for r in file_rows], pa.int64())
+    con.execute("CREATE OR REPLACE TEMP TABLE _fresh AS SELECT v AS file_id FROM _ids")
+    db.register_values(con, "_names", changed_modules)
     con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT v AS module FROM _names")
-    # When the changed files still define and import the same names, no other file can
-    # resolve differently. When only definitions changed, re-resolve the files that pointed at
-    # a removed one or hold an unresolved name an added one may now answer. Otherwise (their
-    # imports or bases changed) re-resolve every file that points into a changed module.
-    old_interface = _interface_from_db(con)
-    new_interface = _interface_from_tables(fresh)
-    # What a definition holds or returns (its evidence, for calls resolved by type) changed?
-    old_says = {item[1]: item[2] for item in old_interface if item[0] == "says"}
-    new_says = {item[1]: item[2] for item in new_interface if item[0] == "says"}
-    kept = {i[1] for i in old_interface if i[0] == "def"} & {i[1] for i in new_interface if i[0] == "def"}
-    retyped_defs = {q.partition(":")[0] for q in old_says.keys() | new_says.keys()
-                    if q.partition(":")[0] in kept and old_says.get(q) != new_says.get(q)}
-    retyped = bool(retyped_defs)
-    changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
-    # A class that came or went takes its bases along: no other file names it but by a name that
-    # came or went (resolved to it, or unresolved and now its), like any definition's.
-    new_or_gone = {item[1] for item in changed if item[0] == "def" and item[2] == "class"}
-    rebased = [item for item in changed if item[0] == "base" and item[1] not in new_or_gone]
-    # Reads and writes of class attributes may run a descriptor's __get__/__set__ (Resolver.accessor),
-    # len(x) x's __len__ (Resolver._protocol_targets): what x holds, those methods or the bases changed.
-    implicit = bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _IMPLIED for item in changed)
-    # A class statement runs its metaclass (its own keyword's or a base's), a base's __init_subclass__
-    # and the __set_name__ of what its body holds: any of them changed?
-    classes = {i[1] for i in old_interface | new_interface if i[0] == "def" and i[2] == "class"}
-    remade = bool(rebased) or any(item[0] == "def" and item[1].rpartition(".")[2] in _MADE for item in changed) \
-        or any(old_says.get(q) != new_says.get(q) for q in classes - new_or_gone)
-    def_like = all(item[0] == "def" or item[0] == "base" and item[1] in new_or_gone for item in changed)
-    flags = {"implicit": implicit, "protocols": _PROTOCOL_CALLS, "remade": remade}
-    came_and_went = {item[1] for item in changed if item[0] == "def"}
-    names = sorted({q.rpartition(".")[2] for q in came_and_went})
-    others: list[int] = []
-    affected: list[int] = []
-    if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
-        removed = sorted({item[1] for item in old_interface - new_interface})
-        added_names = sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface})
-        _listed(con, "_removed", removed)
-        _listed(con, "_added", added_names)
-        affected = [r[0] for r in con.execute(_NAMES_CHANGED_SQL, flags).fetchall()]
-        others = sorted(set(affected) - set(gone_ids))
-        if others:
-            # A name means something else now: so does a value of these files that says it
-            # (`def make(): return d.handler`, d.handler added), and what uses those values follows.
-            _listed(con, "_ids", others, pa.int64())
-            _listed(con, "_names", names)
-            affected += [r[0] for r in con.execute(_VALUE_USERS_SQL).fetchall()]
-    if def_like and retyped:
-        affected += _readers(con, retyped_defs)
-    if not def_like:  # imports or bases changed: a name of these files may mean another thing now
-        affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
-    made = sorted({item[1].rpartition(".")[0] for item in changed
-                   if item[0] == "def" and item[1].rpartition(".")[2] in ("__init__", "__new__", "__call__")})
-    if made:
-        affected += [r[0] for r in con.execute(_MADE_USES_SQL, {"made": made}).fetchall()]
-    # A `self.f()` in an ancestor may run an override added or removed here, `cls()` a subclass: the
-    # classes whose members, bases or existence changed. When imports changed or a value was retyped,
-    # a base as written may now resolve elsewhere: every class of the changed files.
-    overridden = None if retyped or any(item[0] == "import" for item in changed) else sorted(
-        {item[1] for item in changed if item[0] == "base" or item[0] == "def" and item[2] == "class"}
-        | {owner for item in changed if item[0] == "def" and (owner := item[1].rpartition(".")[0]) in classes})
-    if (changed or retyped) and overridden != []:
-        affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL, {"classes": overridden}).fetchall()]
-    affected = sorted(set(affected) - set(gone_ids))
-    _listed(con, "_ids", affected, pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT v AS file_id FROM _ids")
-    # The functions the changed and affected files passed arguments to: what their parameters
-    # may hold changes with them, unless the changed files pass what they passed.
-    same_flows = not (retyped or implicit or remade or made or others) and def_like \
-        and _passes_as_before(con, fresh, came_and_went, names)
-    old_flow_targets = [r[0] for r in con.execute(_FLOW_TARGETS_SQL, {"gone": not same_flows}).fetchall()]
+    # Each language with a resolution plans from the rows still there: the languages of the
+    # files replaced (as the database has them) and of those parsed now.
+    languages_now = {r.file_id: r.language for r in file_rows}
+    was = {fid: lang for fid, lang in con.execute(
+        "SELECT file_id, language FROM files WHERE file_id IN (SELECT file_id FROM _gone)").fetchall()}
+    groups = by_language(fresh, languages_now)
+    plans = {}
+    for name in sorted(set(languages_now.values()) | set(was.values())):
+        resolution = language(name).resolution()
+        group = groups.setdefault(name, {table: concat(table, []) for table in EXTRACTED})
+        plans[name] = (resolution, resolution.plan_update(con, group) if resolution is not None else None)
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
@@ -700,74 +201,16 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
             db.insert_arrow(con, name, fresh[name])
     for chunk in chunks:
         db.insert_arrow(con, "terms", chunk.terms)
-
-    # What the resolver needs from the rest of the repository.
-    defs = stored_definitions(con)
-    where = "WHERE file_id IN (SELECT file_id FROM _affected)"
-
-    def fetch(name: str, clause: str = "") -> pa.Table:
-        cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
-        return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
-
-    resolver = build_resolver(
-        defs,
-        concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-        concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
-        returns_of(con.execute(RETURNS_SQL).fetchall()),
-    )
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
     modules.update({r.file_id: r.module for r in file_rows})
-
-    resolver.scope_loader = ScopeLoader(con)
-    # What the changed and affected files now pass arguments to, and the ancestors of the classes
-    # they define: re-resolved too (their files are `flowing`).
-    fresh_ids = {r.file_id for r in file_rows}
-    resolver.learn_scopes(*scope_keys({name: concat(name, [fetch(name, where), fresh[name]])
-                                        for name in SCOPE_TABLES}))
-    calls = concat("calls", [fetch("calls", where + _FIRST_ROWS), *([] if same_flows else [fresh["calls"]])])
-    reached = set(old_flow_targets)
-    texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
-                                                              "arguments"))
-    reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
-                                                                kinds, arguments)))
-    for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
-        _listed(con, "_q", sorted(reached))
-        onward = _given(resolver, (r[0] for r in con.execute(_FORWARDED_TO_SQL).fetchall()))
-        if onward <= reached:
-            break
-        reached |= onward
-    _listed(con, "_q", sorted(reached))
-    flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
-               for r in con.execute(sql).fetchall()}
-    if changed:
-        ancestors = {a for q in fresh["classes"].column("qualname").to_pylist()
-                     if overridden is None or q in overridden for a in resolver.mro(q)[1:]}
-        _listed(con, "_q", sorted(ancestors))
-        flowing |= {r[0] for r in con.execute(_FILES_DEFINING_SQL).fetchall()}
-    flowing -= set(affected) | set(gone_ids) | fresh_ids
-    if flowing:
-        _listed(con, "_ids", sorted(flowing), pa.int64())
-        con.execute("INSERT INTO _affected SELECT v FROM _ids")
-    report.reresolved = len(affected) + len(flowing)
-    redo = {name: concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
-                                 fresh[name]]) for name in RESOLVED_TABLES}
-    scopes = {name: concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
-    # The calls of the other files into what is resolved here, and what their callers' names mean.
-    _listed(con, "_ids", sorted(fresh_ids), pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
-    sites = _flow_sites(con)
-    callers = sorted({site[-1] for site in sites})
-    if callers:
-        _listed(con, "_ids", callers, pa.int64())
-        resolver.learn_scopes(*scope_keys({name: fetch(name, "WHERE file_id IN (SELECT v FROM _ids)")
-                                           for name in SCOPE_TABLES}))
-    for name in RESOLVED_TABLES:
-        con.execute(f'DELETE FROM "{name}" {where}')
-    classes = concat("classes", [fetch("classes", where), fresh["classes"]])
-    flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
-                  in sites]
-    write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
-    db.insert_rows(con, "files", file_rows)
+    db.insert_rows(con, "files", file_rows)  # the languages' resolutions read which file is whose
+    report.reresolved = 0
+    for name, (resolution, plan) in plans.items():
+        if resolution is None:
+            for table in RESOLVED_TABLES:
+                db.insert_arrow(con, table, groups[name][table])
+        else:
+            report.reresolved += resolution.apply_update(con, plan, groups[name], modules)
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
     con.execute("DELETE FROM skipped_files")

@@ -171,7 +171,7 @@ def test_update_replay_compares_each_update_with_a_rebuild_and_reports_differenc
     result = update_replay.replay(old, new, tmp_path / "w1")
     assert result["files_changed"] == 3 and result["steps_compared"] == 3 and result["differences"] == []
     # an update that misses what a changed value reaches is caught, at the step that made it
-    monkeypatch.setattr("codegraph.update._VALUE_USERS_SQL", "SELECT NULL AS file_id FROM _ids, _names WHERE false")
+    monkeypatch.setattr("codegraph.languages.python.incremental._VALUE_USERS_SQL", "SELECT NULL AS file_id FROM _ids, _names WHERE false")
     broken = update_replay.replay(old, new, tmp_path / "w2")
     assert {(d["step"], d["file"], d["table"]) for d in broken["differences"]} >= {(0, "p/d.py", "calls")}
     assert (old / "p/gone.py").exists() and not (old / "p/e.py").exists()  # the trees it reads stay as they were

@@ -710,7 +710,7 @@ def test_an_updates_scope_loader_reads_only_functions_with_local_names(tmp_path)
     most have none, or are no function at all (an inherited `__init__`). Those cost no query: on
     the stdlib, rebasing `fractions.Fraction` asked 1,179 times, 1,170 of them for nothing, at
     7.7 ms a scan (9 of its 29 s)."""
-    from codegraph.update import ScopeLoader
+    from codegraph.languages.python.incremental import ScopeLoader
 
     (tmp_path / "m.py").write_text(textwrap.dedent("""\
         def with_parameter(cb):

@@ -96,10 +96,10 @@ def test_touched_but_identical_file_is_not_reparsed(mini_repo):
 
 _CRASH_DURING_UPDATE = """
 import os, sys
-import codegraph.resolution
+import codegraph.languages.python.incremental as incremental
 def boom(*args, **kwargs):
     os._exit(17)  # like a kill -9 in the middle of writing
-codegraph.resolution.write_resolved = boom
+incremental.write_resolved = boom
 import codegraph.indexer as ix
 ix.index_repository(sys.argv[1], jobs=1)
 """
@@ -248,7 +248,7 @@ def test_a_build_defers_full_collections_and_leaves_the_process_settings_as_it_f
 
     import pyarrow as pa
 
-    import codegraph.full_build as ix
+    import codegraph.languages.python.resolution as ix
 
     seen = []
     real = ix.build_resolver

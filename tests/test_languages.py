@@ -105,6 +105,10 @@ def test_a_language_registered_outside_the_package_indexes_and_updates(toy, tmp_
                                                ("shapes.area.square", 0, "side")]
     assert _rows(db_path, "SELECT caller_qualname, callee_text, line FROM calls WHERE callee_text = 'square'") == [
         ("shapes.area", "square", 3)]
+    # a language without a resolution: its rows go in as extracted, not through Python's resolver
+    assert _rows(db_path, "SELECT resolution, resolved_callee FROM calls WHERE callee_text = 'square'") == [(None, None)]
+    assert _rows(db_path, "SELECT path, language FROM files ORDER BY path") == [
+        ("main.py", "python"), ("shapes/area.toy", "toy")]
 
     (repo / "shapes" / "area.toy").write_text("fn square(side)\nfn circle(r)\n")
     (repo / "shapes" / "more.toy").write_text("fn cube(side)\n")
@@ -113,6 +117,12 @@ def test_a_language_registered_outside_the_package_indexes_and_updates(toy, tmp_
     assert _rows(db_path, "SELECT qualname FROM globals WHERE qualname LIKE 'shapes%' ORDER BY 1") == [
         ("shapes.area.circle",), ("shapes.area.square",), ("shapes.more.cube",)]
     assert _rows(db_path, "SELECT count(*) FROM calls WHERE callee_text = 'square'") == [(0,)]
+    (repo / "shapes" / "more.toy").write_text("fn cube(side)\ncall cube\n")
+    (repo / "main.py").write_text("def main():\n    return helper()\n\n\ndef helper():\n    return 1\n")
+    report = index_repository(repo, jobs=1, libraries=False, embed=False)
+    assert report.mode == "update" and report.parsed == 2
+    assert _rows(db_path, "SELECT callee_text, resolved_callee, resolution FROM calls ORDER BY 1") == [
+        ("cube", None, None), ("helper", "main.helper", "local")]
 
 
 def test_the_registry_finds_languages_by_suffix_and_refuses_a_second_claim(toy):

@@ -4,10 +4,10 @@ package registers them; the rest of codegraph asks for one by name or by file su
 from __future__ import annotations
 
 from . import python  # noqa: F401  (registers itself)
-from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Library, Spliced, UndecodableSource,
-                   Unsupported, for_file, language, languages, register, stable_id, suffixes, unregister)
+from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Library, Resolution, Spliced,
+                   UndecodableSource, Unsupported, for_file, language, languages, register, stable_id, suffixes, unregister)
 from .checks import CheckError, Checker, CheckTimeout, Diagnostic, Repair, Rule, RuleContext, Site
 
 __all__ = ["EXTRACT_SECONDS", "CheckError", "CheckTimeout", "Checker", "Diagnostic", "ExtractionBudget", "FileFacts",
-           "Language", "Library", "Repair", "Rule", "RuleContext", "Site", "Spliced", "UndecodableSource",
+           "Language", "Library", "Repair", "Resolution", "Rule", "RuleContext", "Site", "Spliced", "UndecodableSource",
            "Unsupported", "for_file", "language", "languages", "register", "stable_id", "suffixes", "unregister"]

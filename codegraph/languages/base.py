@@ -17,7 +17,10 @@ import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ClassVar, Iterable, Mapping, TypeVar
+from typing import Any, Callable, ClassVar, Iterable, Mapping, TypeVar
+
+import duckdb
+import pyarrow as pa
 
 from ..errors import CodegraphError
 from .checks import Checker, Diagnostic, Rule
@@ -103,6 +106,10 @@ class Language(ABC):
         """The library layer for an environment (`python`: its interpreter, None: this one)."""
         return None
 
+    def resolution(self) -> Resolution | None:
+        """What its names mean, for a build (None: its rows go in as extracted, unresolved)."""
+        return None
+
     # -- refine: a model's answer into a file --------------------------------------------------
     def code_from_answer(self, answer: str, symbol: str) -> str | None:
         """The code for `symbol` in a model's answer, or None when there is none."""
@@ -182,12 +189,47 @@ class Language(ABC):
         return out
 
 
+Emit = Callable[[str, pa.Table], None]
+
+
+class Resolution(ABC):
+    """A language's name resolution over one build: the resolution columns of its rows (schema
+    stage "resolve": what an import, a call, a reference and a base name mean). A full build
+    hands it every extracted table of the language's files; an update hands it the changed files'
+    tables and the database, and the language decides what else their change reaches (it knows
+    what its resolution read). Tables of schema.RESOLVED_TABLES are inserted by the resolution,
+    the others by the build."""
+
+    @abstractmethod
+    def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str],
+             jobs: int, emit: Emit) -> Callable[[duckdb.DuckDBPyConnection], None]:
+        """Resolve a full build: `project` and `library` hold the extracted tables of the language's
+        files (they are emptied as they are used, to free memory early); `modules` maps every
+        file id to its module. Each resolved table goes to emit(name, table) as soon as it is whole
+        (`library.<name>` for the library's). Returns what to write once every table is in."""
+
+    @abstractmethod
+    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Any:
+        """Before an update deletes the changed files' rows: what their change can reach, read
+        from the rows still there. `fresh`: the changed files' new extracted tables (of this
+        language's files); in the transaction, temp tables _gone (file_id: the rows replaced),
+        _fresh (file_id: the files parsed now) and _changed (module: those of both)."""
+
+    @abstractmethod
+    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: Any, fresh: dict[str, pa.Table],
+                     modules: dict[int, str]) -> int:
+        """After the update has replaced the changed files' rows but those of RESOLVED_TABLES:
+        resolve and insert them, and resolve again what the plan says the change reaches. Returns
+        how many other files were resolved again."""
+
+
 class Library(ABC):
     """The code a repository uses but does not hold, indexed beside it in the `library` schema
     with a layer of its own (Python: the standard library and site-packages). The build walks
     it from the repository's imports: expand the names, find their files, extract them, read
     what those import, up to max_depth and max_files."""
 
+    language: ClassVar[str]  # the language whose files it holds (and whose resolution reads them)
     max_depth: ClassVar[int]  # import levels followed from the repository's own imports
     max_files: ClassVar[int]  # files indexed at most
 

@@ -1,19 +1,35 @@
-"""Python: tree-sitter-python for the rows, the resolver in this folder for what names mean, the
-standard library and site-packages as the library layer, pylint for diagnostics."""
+"""Python: tree-sitter-python for the rows, the resolver in this folder for what names mean (a full
+build's in resolution.py, an update's in incremental.py), the standard library and site-packages
+as the library layer, pylint for diagnostics."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from ..base import FileFacts, Language, register
+from ..base import FileFacts, Language, Resolution, register
 from ..checks import Diagnostic, Rule
 from . import extract as _extract
+from . import incremental
 from . import splice as _splice
 from .library import PythonLibrary
 from .lint import CATEGORIES, Linter, candidate_module, pylint_error_symbols
 from .modules import _is_namespace, module_name
+from .resolution import resolve_full
 from .rules import NOT_ABOUT_CODE, RULES
+
+
+class PythonResolution(Resolution):
+    """The resolver of resolve.py: a full build in resolution.py, an update in incremental.py."""
+
+    def full(self, project, library, modules, jobs, emit):
+        return resolve_full(project, library, modules, jobs, emit)
+
+    def plan_update(self, con, fresh):
+        return incremental.plan_update(con, fresh)
+
+    def apply_update(self, con, plan, fresh, modules):
+        return incremental.apply_update(con, plan, fresh, modules)
 
 
 @register
@@ -36,6 +52,9 @@ class Python(Language):
 
     def library(self, python: str | None) -> PythonLibrary:
         return PythonLibrary(python)
+
+    def resolution(self) -> PythonResolution:
+        return PythonResolution()
 
     def extract(self, data: bytes, path: str, module: str, is_package: bool,
                 budget_s: float | None = None) -> FileFacts:

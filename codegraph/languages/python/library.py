@@ -137,6 +137,7 @@ def library_files(located: dict[str, Located], finder: Finder,
 class PythonLibrary(Library):
     """The standard library and the site-packages of one interpreter, as the Library protocol."""
 
+    language = "python"
     max_depth, max_files = MAX_DEPTH, MAX_FILES
 
     def __init__(self, python: str | None = None) -> None:

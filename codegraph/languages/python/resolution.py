@@ -1,5 +1,5 @@
 """From extracted rows to the resolver, and back to resolved tables: what a full build and an
-update (update.py) share. The resolver (languages/python/resolve.py) reads plain rows; this module turns Arrow
+update (incremental.py) share. The resolver (resolve.py) reads plain rows; this module turns Arrow
 tables and database rows into them and its answers into the resolution columns."""
 
 from __future__ import annotations
@@ -11,43 +11,14 @@ from typing import Callable, Iterable, Sequence
 import duckdb
 import pyarrow as pa
 
-from . import db, forked
-from .languages.python.resolve import ASSIGNED_RESOLUTIONS, Resolver
-from .schema import BY_NAME, DEFINITION, DEFINITIONS, PROJECT_RESOLUTIONS
+from ... import db, forked
+from ...columns import column_lists, column_values, concat
+from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
+from ..base import Emit
+from .resolve import ASSIGNED_RESOLUTIONS, Resolver
 
-# Tables inserted once their rows are resolved (classes get their resolved bases by an UPDATE).
-RESOLVED_TABLES = ("imports", "calls", "refs", "inheritance")
 SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
-
-
-def column_lists(table: pa.Table, names: Iterable[str]) -> list[list]:
-    return [_values(table.column(n)) for n in names]
-
-
-def _values(column: pa.ChunkedArray) -> list:
-    """A column as Python values; equal strings are one object (a qualname repeats on every row
-    of its function: one copy, hashed once, whatever dictionary it is a key of)."""
-    kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return _shared(column)
-    if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
-        lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-        if not isinstance(lists, pa.ListArray):  # an empty column
-            return column.to_pylist()
-        words = _shared(lists.flatten())
-        offsets = lists.offsets.to_numpy().tolist()
-        valid = lists.is_valid().to_numpy(zero_copy_only=False).tolist()
-        return [tuple(words[offsets[i]:offsets[i + 1]]) if valid[i] else None for i in range(len(lists))]
-    return column.to_pylist()
-
-
-def _shared(column: pa.Array | pa.ChunkedArray) -> list:
-    if not len(column):
-        return []
-    encoded = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).dictionary_encode()
-    words = [*encoded.dictionary.to_pylist(), None]
-    return [words[i] for i in encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).tolist()]
 
 
 def definition_rows(tables: dict[str, pa.Table]) -> list[tuple]:
@@ -115,7 +86,7 @@ def stored_definitions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     """definition_rows' tuples of what a database holds (DEFINITIONS_SQL): through Arrow, equal
     strings shared, twice as fast as fetchall on the stdlib's 96,000 definitions."""
     table = con.execute(DEFINITIONS_SQL).to_arrow_table()
-    return list(zip(*(_values(table.column(i)) for i in range(table.num_columns))))
+    return list(zip(*(column_values(table.column(i)) for i in range(table.num_columns))))
 
 
 def scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
@@ -210,7 +181,6 @@ _REF_WEIGHT = 0.3
 # Calls answered between two hand-overs to `emit` (resolve_tables).
 _SLICE = 32_768
 
-Emit = Callable[[str, pa.Table], None]
 
 
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
@@ -539,3 +509,32 @@ def for_resolution(resolver: Resolver, tables: dict[str, pa.Table]) -> dict[str,
     writer has them)."""
     resolver.learn_scopes(*scope_keys(tables))
     return {name: tables[name] for name in RESOLVED_TABLES}
+
+
+def resolve_full(project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
+                 emit: Emit) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """A full build's resolution (the Resolution protocol's `full`): one resolver learns every
+    definition of the project and the library, then the local names of every function of both
+    before any call is answered (a project call may read what a library function returns, `a, b =
+    socket.socketpair()`, as an update does through its scope loader); the tables go as soon as
+    they are read. Returns the writing of the classes' resolved bases."""
+    resolver = build_resolver(
+        [*definition_rows(project), *definition_rows(library)],
+        concat("imports", [project["imports"], library["imports"]]),
+        concat("inheritance", [project["inheritance"], library["inheritance"]]),
+        returns_of_tables(project["bindings"], library["bindings"]))
+    classes = [t["classes"].select(["id", "qualname"]) for t in (project, library)]
+    ours, theirs = for_resolution(resolver, project), for_resolution(resolver, library)
+    project.clear()
+    library.clear()
+    resolve_tables(resolver, ours, modules, jobs=jobs, emit=emit)
+    del ours
+    resolve_tables(resolver, theirs, modules, jobs=jobs, emit=lambda name, table: emit(f"{LIBRARY_SCHEMA}.{name}", table))
+    del theirs
+    bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
+
+    def write_bases(con: duckdb.DuckDBPyConnection) -> None:
+        set_class_bases(con, bases[0])
+        set_class_bases(con, bases[1], f"{LIBRARY_SCHEMA}.classes")
+
+    return write_bases
