@@ -11,7 +11,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from codegraph import forked, resolution
+from codegraph import forked
+from codegraph.languages.python import resolution
 from codegraph.cli import main
 from codegraph.indexer import index_repository
 from conftest import snapshot
