@@ -37,7 +37,10 @@ from .worker import die_with
 
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
 _TERM_TYPES = tuple(f.type for f in BY_NAME["terms"].arrow_schema())
-_PARALLEL_THRESHOLD = 24
+# Work below this many bytes of source is parsed in this process: starting two forkserver workers
+# costs about 0.5 s of wall time, what extracting 1.2 MB takes (2.5 MB a CPU second), so a
+# pool pays for itself from about twice that.
+PARALLEL_BYTES = 2_500_000
 
 Progress = Callable[[str, int, int, str], None]  # (phase, done, total, detail)
 
@@ -63,6 +66,39 @@ class IndexReport:
     rebuilt_because: str = ""  # why an update gave way to a full build (Rebuild.reason)
 
 
+class Workers:
+    """The build's parsing processes: one pool for the whole build (the project's files and every
+    level of the library layer), started the first time there is enough to parse to pay for it,
+    shut down with close(). Never forked: the process may run threads (DuckDB's, OpenBLAS's, a
+    server's), and a child forked while one of them holds a lock deadlocks; forkserver workers
+    come from a clean process."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.parsed_here = 0  # bytes parsed in this process so far: what has come predicts what will
+
+    def map(self, work: Callable, chunks: list[list[SourceFile]]) -> Iterator[Chunk]:
+        """work(chunk) for every chunk, in this process or in the pool, as they finish. The pool
+        starts once this build's work, what was parsed here and these chunks, reaches
+        PARALLEL_BYTES (the library layer comes a level at a time, each level small)."""
+        if self.pool is None:
+            size = sum(f.size for chunk in chunks for f in chunk)
+            if self.jobs <= 1 or self.parsed_here + size < PARALLEL_BYTES:
+                self.parsed_here += size
+                return map(work, chunks)
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                self.jobs, mp_context=multiprocessing.get_context(method), initializer=die_with,
+                initargs=(os.getpid(),))
+        return _completed(self.pool, work, chunks)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
 @dataclass
 class Build:
     """One index run, as a full build and an update both read it."""
@@ -70,7 +106,7 @@ class Build:
     root: Path
     target: Path
     found: Discovery
-    jobs: int
+    workers: Workers
     progress: Progress | None
     report: IndexReport
     embed: bool = True
@@ -167,31 +203,17 @@ GUARD_HINT = ("if a script calls codegraph, put the call under `if __name__ == \
                "workers start from a fresh interpreter, which imports the script again), or pass jobs=1")
 
 
-def extract_chunks(files: list[SourceFile], jobs: int, progress: Progress | None,
+def extract_chunks(files: list[SourceFile], workers: Workers, progress: Progress | None,
                     embed_dim: int = 0, layer: str = "project") -> Iterator[Chunk]:
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
     work = functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer)
-    if jobs <= 1 or total < _PARALLEL_THRESHOLD:
-        results: Iterable[Chunk] = map(work, chunks)
-        pool = None
-    else:
-        # Never forked: the process may run threads (DuckDB's, OpenBLAS's, a server's), and a
-        # child forked while one of them holds a lock deadlocks.
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method),
-                                                      initializer=die_with, initargs=(os.getpid(),))
-        results = _completed(pool, work, chunks)
-    try:
-        for chunk in results:
-            done += len(chunk.paths)
-            if progress:
-                progress("parsing" if layer == "project" else "libraries", done, total, chunk.paths[-1])
-            yield chunk
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+    for chunk in workers.map(work, chunks):
+        done += len(chunk.paths)
+        if progress:
+            progress("parsing" if layer == "project" else "libraries", done, total, chunk.paths[-1])
+        yield chunk
 
 
 def _completed(pool: concurrent.futures.Executor, work: Callable, chunks: list) -> Iterator[Chunk]:
@@ -204,6 +226,9 @@ def _completed(pool: concurrent.futures.Executor, work: Callable, chunks: list) 
                 yield future.result()
     except concurrent.futures.process.BrokenProcessPool as exc:
         raise RepositoryError(f"the parsing workers died while starting: {GUARD_HINT}") from exc
+    finally:  # abandoned (an error, a closed generator): what is still queued is not parsed
+        for future in pending:
+            future.cancel()
 
 
 def file_row(f: SourceFile, facts: FileFacts) -> tuple:
@@ -310,7 +335,7 @@ def external_imports(library: Library, project_modules: set[str], chunks: list[C
                                               for row in zip(*column_lists(chunk.tables["imports"], IMPORT_KEY))))
 
 
-def library_chunks(project_modules: set[str], direct: list[str], library: Library, jobs: int,
+def library_chunks(project_modules: set[str], direct: list[str], library: Library, workers: Workers,
                    progress: Progress | None) -> list[Chunk]:
     """The library layer: the modules the repository imports from outside it, and what those
     import in turn, up to the library's max_depth and max_files."""
@@ -330,7 +355,7 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
         for layer in ("stdlib", "site"):
             batch = [f for f, where in found if where == layer]
             if batch:
-                new.extend(extract_chunks(batch, jobs, progress, 0, layer))
+                new.extend(extract_chunks(batch, workers, progress, 0, layer))
         out.extend(new)
         frontier = external_imports(library, project_modules, new)
     for chunk in out:  # a library file that does not parse is not the user's problem

@@ -19,8 +19,8 @@ from .semantic.models import HashingModel
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
 
 def full_build(build: Build) -> None:
-    root, target, found, jobs, progress, report = (build.root, build.target, build.found, build.jobs, build.progress,
-                                                   build.report)
+    root, target, found, workers, progress, report = (build.root, build.target, build.found, build.workers,
+                                                      build.progress, build.report)
     embed, library, resolve_jobs = build.embed, build.library, build.resolve_jobs
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
@@ -28,7 +28,7 @@ def full_build(build: Build) -> None:
     skips, file_rows = list(found.skipped), []
     chunks: list[Chunk] = []
     t = time.perf_counter()
-    for chunk in extract_chunks(found.files, jobs, progress, DEFAULT_DIM if embed else 0):
+    for chunk in extract_chunks(found.files, workers, progress, DEFAULT_DIM if embed else 0):
         chunks.append(chunk)
         skips.extend(chunk.skips)
         file_rows.extend(chunk.file_rows)
@@ -40,7 +40,7 @@ def full_build(build: Build) -> None:
         t = time.perf_counter()
         project_modules = {f.module for f in found.files}
         direct = sorted(external_imports(library, project_modules, chunks))
-        lib_chunks = library_chunks(project_modules, direct, library, jobs, progress)
+        lib_chunks = library_chunks(project_modules, direct, library, workers, progress)
         report.library_files = sum(len(c.file_rows) for c in lib_chunks)
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from . import db
-from .build import GUARD_HINT, Build, IndexReport, Progress, full_collections_deferred, starting_a_worker
+from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, full_collections_deferred, starting_a_worker
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError
 from .full_build import full_build
@@ -77,16 +77,19 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
     # one library layer per graph: the first language that has one (only Python, for now)
     library = next((lib for lang in languages() if (lib := lang.library(python)) is not None), None) \
         if libraries else None
-    build = Build(root, target, found, jobs, progress, report, embed, library, resolve_jobs)
-    if target.exists() and not full:
-        verdict = update(build)
-        if verdict is None:
-            report.elapsed_s = time.perf_counter() - started
-            return report
-        report.rebuilt_because = verdict.reason  # an older schema, another root or other settings
-    if target.exists():
-        _refuse_foreign(target)
-    full_build(build)
+    build = Build(root, target, found, Workers(jobs), progress, report, embed, library, resolve_jobs)
+    try:
+        if target.exists() and not full:
+            verdict = update(build)
+            if verdict is None:
+                report.elapsed_s = time.perf_counter() - started
+                return report
+            report.rebuilt_because = verdict.reason  # an older schema, another root or other settings
+        if target.exists():
+            _refuse_foreign(target)
+        full_build(build)  # an update that gave way passes on the workers it started
+    finally:
+        build.workers.close()
     report.elapsed_s = time.perf_counter() - started
     return report
 

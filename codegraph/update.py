@@ -73,7 +73,7 @@ def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
 
 def update(build: Build) -> Rebuild | None:
     """Bring the database up to date with the files; or the verdict that it must be built afresh."""
-    target, found, jobs, progress, report = build.target, build.found, build.jobs, build.progress, build.report
+    target, found, workers, progress, report = build.target, build.found, build.workers, build.progress, build.report
     library = build.library
     report.mode = "update"
     # Read what the database holds (read-only: readers of the file do not stop that), then let go
@@ -144,7 +144,7 @@ def update(build: Build) -> Rebuild | None:
 
     t = time.perf_counter()
     by_path = {f.path: f for f in found.files}
-    chunks = list(extract_chunks(to_parse, jobs, progress, model.dim if model else 0))
+    chunks = list(extract_chunks(to_parse, workers, progress, model.dim if model else 0))
     report.timings["extract"] = time.perf_counter() - t
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]

@@ -211,13 +211,15 @@ def test_a_script_without_a_main_guard_gets_a_clear_error_not_a_hang(tmp_path):
     call must not wait for the lock the first one holds."""
     repo = _many_files_repo(tmp_path / "repo")
     script = tmp_path / "unguarded.py"
-    script.write_text("import sys\nfrom codegraph.indexer import index_repository\n"
+    script.write_text("import sys\nimport codegraph.build\nfrom codegraph.indexer import index_repository\n"
+                      "codegraph.build.PARALLEL_BYTES = 0  # workers even for a few small files\n"
                       "index_repository(sys.argv[1], jobs=2, embed=False, libraries=False)\n")
     proc = subprocess.run([sys.executable, str(script), str(repo)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert 'if __name__ == "__main__"' in proc.stderr.splitlines()[-1]
     guarded = tmp_path / "guarded.py"
-    guarded.write_text("import sys\nfrom codegraph.indexer import index_repository\n"
+    guarded.write_text("import sys\nimport codegraph.build\nfrom codegraph.indexer import index_repository\n"
+                       "codegraph.build.PARALLEL_BYTES = 0\n"
                        "if __name__ == '__main__':\n"
                        "    print(index_repository(sys.argv[1], jobs=2, embed=False, libraries=False).parsed)\n")
     proc = subprocess.run([sys.executable, str(guarded), str(repo)], capture_output=True, text=True, timeout=120)
@@ -340,3 +342,27 @@ def test_an_update_that_cannot_follow_says_why_and_the_graph_is_built_afresh(min
     assert f"built afresh: {db_path} was built without embeddings" in index_summary(other)
     fresh = index_repository(mini_repo, tmp_path / "fresh.duckdb", jobs=1, libraries=False, embed=True)
     assert snapshot(db_path) == snapshot(fresh.db_path)
+
+
+def test_a_build_starts_one_pool_of_workers_and_only_when_the_work_pays_for_it(mini_repo, monkeypatch):
+    """issue 28, row 3: the project's files and every level of the library layer were each parsed
+    by a pool of their own (six on click, about 0.5 s each); a pool now serves the whole build,
+    and a repository too small to pay for one is parsed in this process."""
+    import concurrent.futures
+
+    import codegraph.build
+
+    started = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def counting(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(codegraph.build.concurrent.futures, "ProcessPoolExecutor", counting)
+    small = index_repository(mini_repo, jobs=2, embed=False)
+    assert small.library_files > 20 and started == []  # a few kB of project, a small library layer: no pool
+
+    monkeypatch.setattr(codegraph.build, "PARALLEL_BYTES", 0)
+    everything = index_repository(mini_repo, jobs=2, embed=False, full=True)
+    assert everything.library_files == small.library_files and len(started) == 1
