@@ -27,7 +27,7 @@ from . import db
 from .discover import Discovery
 from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
 from .errors import RepositoryError
-from .columns import column_lists
+from .columns import arrow_schema, column_lists, insert_arrow, rows_to_arrow
 from .schema import BY_NAME, EXTRACTED
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import write_vectors
@@ -36,7 +36,7 @@ from .sources import Skip, SourceFile
 from .worker import die_with
 
 FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
-_TERM_TYPES = tuple(f.type for f in BY_NAME["terms"].arrow_schema())
+_TERM_TYPES = tuple(f.type for f in arrow_schema(BY_NAME["terms"]))
 # Work below this many bytes of source is parsed in this process: starting two forkserver workers
 # costs about 0.5 s of wall time, what extracting 1.2 MB takes (2.5 MB a CPU second), so a
 # pool pays for itself from about twice that.
@@ -156,7 +156,7 @@ class Chunk:
 @functools.lru_cache(maxsize=1)
 def arrow_schemas() -> dict[str, pa.Schema]:
     """What the parser emits per table: every column but the resolved ones."""
-    return {name: BY_NAME[name].arrow_schema("extract") for name in EXTRACTED}
+    return {name: arrow_schema(BY_NAME[name], "extract") for name in EXTRACTED}
 
 
 _LAYERED = frozenset(name for name in EXTRACTED if "layer" in BY_NAME[name].names())
@@ -187,8 +187,8 @@ def _chunk_of(items: list[SourceFile], embed_dim: int, layer: str) -> Chunk:
     project = layer == "project"
     vectors = sparse_vectors(rows, embed_dim) if embed_dim and project else None
     terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows if project else {}), _TERM_TYPES)],
-                                 schema=BY_NAME["terms"].arrow_schema())
-    return Chunk(file_rows, skips, {name: db.rows_to_arrow(arrow_schemas()[name], r) for name, r in rows.items()},
+                                 schema=arrow_schema(BY_NAME["terms"]))
+    return Chunk(file_rows, skips, {name: rows_to_arrow(arrow_schemas()[name], r) for name, r in rows.items()},
                   [f.path for f in items], vectors, terms)
 
 
@@ -280,7 +280,7 @@ class Writer(threading.Thread):
         while (item := self.pending.get()) is not None:
             if self.error is None and not self.abandoned:
                 try:
-                    db.insert_arrow(self.con, *item)
+                    insert_arrow(self.con, *item)
                 except BaseException as exc:  # re-raised in the building thread by finish()
                     self.error = exc
             del item

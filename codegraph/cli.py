@@ -9,9 +9,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
-import duckdb
 
-from . import __version__, db, query_worker
+from . import __version__, graphfile, query_worker
 from .environment import withhold_secrets
 from .errors import CodegraphError, system_refusal, terminal_safe
 from .formatting import as_csv, as_json, as_table, index_summary
@@ -32,7 +31,10 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except CodegraphError as exc:
             echo(f"Error: {exc}", err=True)
-        except (OSError, duckdb.Error) as exc:
+        except Exception as exc:
+            duck = sys.modules.get("duckdb")  # never imported, nothing of it raised: `sql` leaves it to its child
+            if not (isinstance(exc, OSError) or duck is not None and isinstance(exc, duck.Error)):
+                raise
             echo(f"Error: {system_refusal(exc)}", err=True)
         except RecursionError:
             echo("Error: the input nests too deeply to be read (a file or task built to exhaust the stack)", err=True)
@@ -47,14 +49,14 @@ def main() -> None:
 
 db_option = click.option(
     "--db", "db_path", type=click.Path(dir_okay=False),
-    help=f"Database file. Default: ${db.ENV_DB}, else the nearest {db.DB_DIRNAME}/{db.DB_FILENAME} upwards.",
+    help=f"Database file. Default: ${graphfile.ENV_DB}, else the nearest {graphfile.DB_DIRNAME}/{graphfile.DB_FILENAME} upwards.",
 )
 
 
 @main.command()
 @click.argument("repo", type=click.Path(exists=True, file_okay=False))
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help=f"Where to write the database. Default: REPO/{db.DB_DIRNAME}/{db.DB_FILENAME}.")
+              help=f"Where to write the database. Default: REPO/{graphfile.DB_DIRNAME}/{graphfile.DB_FILENAME}.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
 @click.option("--resolve-jobs", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -121,7 +123,7 @@ def sql(query, db_path, fmt, max_rows, timeout):
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. "
                                "\"SELECT kind, count(*) FROM symbols GROUP BY kind\"")
-    result = query_worker.query_database(db.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
+    result = query_worker.query_database(graphfile.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
     echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
 
 
@@ -130,7 +132,9 @@ def sql(query, db_path, fmt, max_rows, timeout):
 @click.option("--json", "as_json_", is_flag=True)
 def stats(db_path, as_json_):
     """Row counts per table and what the database was built from."""
-    info = db.database_stats(db.find_db(db_path))
+    from . import db
+
+    info = db.database_stats(graphfile.find_db(db_path))
     if as_json_:
         echo(json.dumps(info, indent=2))
         return
@@ -155,9 +159,10 @@ def stats(db_path, as_json_):
 def search(query, k, db_path, mode, exact, as_json_):
     """Definitions that answer a plain-language question: BM25 and the embedding, blended, with
     public code before private helpers and tests unless the question asks for them."""
+    from . import db
     from .semantic.search import search as run
 
-    path = db.find_db(db_path)
+    path = graphfile.find_db(db_path)
     con = db.connect_readonly(path)
     try:
         db.check_schema(con, path)
@@ -203,7 +208,7 @@ def context(task_path, target_file, symbol, description, signature, budget, keep
                if not value]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or give --task TASK.json)")
-    path = db.find_db(db_path, start=start)
+    path = graphfile.find_db(db_path, start=start)
     result = task_context(path, description, target_file, symbol, signature=signature, budget_tokens=budget,
                           exclude_target=not keep_target)
     if as_json_:
@@ -387,7 +392,9 @@ def _tool_output(rows) -> None:
 
 
 def _tool_con(db_path, start=None):
-    return db.open_graph(db.find_db(db_path, start=start))
+    from . import db
+
+    return db.open_graph(graphfile.find_db(db_path, start=start))
 
 
 def _lookup_tool(command: str, argument: str, function: str, help_text: str, with_k: bool = False) -> None:

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 
 class _Absent:
@@ -36,39 +33,7 @@ if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _Absent)
 from . import __version__, schema
 from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
                      QueryTimeout, SchemaMismatch)
-
-DB_DIRNAME = ".codegraph"
-DB_FILENAME = "graph.duckdb"
-ENV_DB = "CODEGRAPH_DB"
-
-
-def default_db_path(repo: str | os.PathLike) -> Path:
-    return Path(repo) / DB_DIRNAME / DB_FILENAME
-
-
-def find_db(explicit: str | os.PathLike | None = None, start: str | os.PathLike | None = None) -> Path:
-    """--db, then $CODEGRAPH_DB, then the nearest .codegraph/graph.duckdb above `start`."""
-    if explicit:
-        path = Path(explicit)
-        if not path.is_file():
-            raise DatabaseNotFound(f"no database at {path}: run `codegraph index REPO --db {path}` first")
-        return path
-    env = os.environ.get(ENV_DB)
-    if env:
-        path = Path(env)
-        if not path.is_file():
-            raise DatabaseNotFound(f"{ENV_DB}={env} does not name a database file: index first or unset it")
-        return path
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / DB_DIRNAME / DB_FILENAME
-        if candidate.is_file():
-            return candidate
-    raise DatabaseNotFound(
-        f"no {DB_DIRNAME}/{DB_FILENAME} in {here} or above: run `codegraph index REPO`, "
-        f"or pass --db PATH, or set {ENV_DB}"
-    )
-
+from .graphfile import MAX_RESULT_BYTES, QueryResult
 
 def create_schema(con: duckdb.DuckDBPyConnection, repo_root: str) -> None:
     con.execute(schema.ddl())
@@ -98,60 +63,7 @@ def check_schema(con: duckdb.DuckDBPyConnection, path: Path | str) -> dict[str, 
     return meta
 
 
-def rows_to_arrow(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
-    """Row tuples (in the schema's column order) as one Arrow table."""
-    if not rows:
-        return schema.empty_table()
-    arrays = [pa.array(col, type=schema.field(i).type) for i, col in enumerate(zip(*rows))]
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> int:
-    """Bulk insert through Arrow: hundreds of thousands of rows per second, never row by row."""
-    if not data.num_rows:
-        return 0
-    con.register("_codegraph_batch", data)
-    name = ".".join(f'"{part}"' for part in table.split("."))  # `library.classes`: the library layer
-    try:
-        con.execute(f'INSERT INTO {name} BY NAME SELECT * FROM _codegraph_batch')
-    finally:
-        con.unregister("_codegraph_batch")
-    return data.num_rows
-
-
-def register_values(con: duckdb.DuckDBPyConnection, name: str, values, kind: pa.DataType = pa.string()) -> None:
-    """Values for SQL as the one-column table `name` (column v), read as `x IN (SELECT v FROM name)`:
-    bound as a parameter, a list costs about 70 µs a value (0.36 s for 5,000) and list_contains
-    tests every value on every row."""
-    con.register(name, pa.table({"v": pa.array(list(values), kind)}))
-
-
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], schema_name: str | None = None) -> int:
-    """Rows of a table's row type (schema.BY_NAME[table].row), inserted through Arrow."""
-    declared = schema.BY_NAME[table]
-    target = f"{schema_name}.{table}" if schema_name else table
-    return insert_arrow(con, target, rows_to_arrow(declared.arrow_schema(*_row_stages(declared)), rows))
-
-
-def _row_stages(table: schema.Table) -> tuple[str, ...]:
-    return tuple({c.stage for c in table.columns if c.stage != "resolve"})
-
-
 # -- read-only queries -------------------------------------------------------------------------
-
-MAX_RESULT_BYTES = 64 * 1024 * 1024
-QUERY_MEMORY_MB = 4096
-
-
-@dataclass
-class QueryResult:
-    columns: list[str]
-    rows: list[tuple]
-    truncated: bool = False
-    elapsed_s: float = 0.0
-    types: list[str] = field(default_factory=list)
-    stopped_by: str | None = None  # "rows" or "bytes": which cap cut the result
-
 
 def open_error(path: Path | str, exc: Exception) -> CodegraphError:
     """DuckDB's errors on opening a file, as one line that says what to do."""

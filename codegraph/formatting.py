@@ -9,7 +9,7 @@ import io
 import json
 from typing import Any
 
-from .db import QueryResult
+from .graphfile import QueryResult
 
 MAX_CELL = 80
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 from . import db
 from .build import (Build, Chunk, Writer, by_language, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
-from .columns import concat
+from .columns import arrow_schema, concat, insert_rows
 from .languages import language
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.models import HashingModel
@@ -48,7 +48,7 @@ def full_build(build: Build) -> None:
     lib_tables = {name: concat(name, [c.tables[name] for c in lib_chunks]) for name in EXTRACTED}
     lib_files = [row for c in lib_chunks for row in c.file_rows]
     modules = {r.file_id: r.module for r in [*file_rows, *lib_files]}
-    terms = pa.concat_tables([c.terms for c in chunks]) if chunks else BY_NAME["terms"].arrow_schema().empty_table()
+    terms = pa.concat_tables([c.terms for c in chunks]) if chunks else arrow_schema(BY_NAME["terms"]).empty_table()
     sparse = merge_sparse([c.vectors for c in chunks]) if embed else None
     del chunks, lib_chunks  # from here each table lives as long as the writer or the resolver needs it
 
@@ -107,9 +107,9 @@ def full_build(build: Build) -> None:
             phase("writing")
             for write in after:
                 write(con)
-            db.insert_rows(con, "files", file_rows)
-            db.insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
-            db.insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
+            insert_rows(con, "files", file_rows)
+            insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
+            insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
             if library is not None:
                 db.set_meta(con, **library.meta(), library_imports=json.dumps(direct))
             term_stats(con)

@@ -17,7 +17,7 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from . import db
+from . import db, graphfile
 from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, full_collections_deferred, starting_a_worker
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError
@@ -51,7 +51,7 @@ def index_repository(
     root = Path(repo).resolve()
     if not root.is_dir():
         raise RepositoryError(f"{repo} is not a directory: give the path of a repository to index")
-    target = Path(db_path) if db_path else db.default_db_path(root)
+    target = Path(db_path) if db_path else graphfile.default_db_path(root)
     _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
     report = IndexReport(target, root, "full")
@@ -99,7 +99,7 @@ def _prepare_folder(target: Path) -> None:
     fresh = not target.parent.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
     ignore = target.parent / ".gitignore"
-    if target.parent.name == db.DB_DIRNAME and (fresh or not ignore.exists()):
+    if target.parent.name == graphfile.DB_DIRNAME and (fresh or not ignore.exists()):
         try:
             ignore.write_text("# written by codegraph: nothing in here belongs in version control\n*\n")
         except OSError:

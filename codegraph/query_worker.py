@@ -1,6 +1,7 @@
 """SQL nobody vetted, run in a child process with its own read-only connection: a query that
 overruns its time is stopped by killing the process, its memory is capped by the operating
-system, its result by rows and bytes. What may run at all is db.reading_statement's call."""
+system, its result by rows and bytes. What may run at all is db.reading_statement's call. This
+side only talks to the child (query_process.py), so asking costs no DuckDB import."""
 
 from __future__ import annotations
 
@@ -9,58 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-try:
-    import resource
-except ImportError:  # not on Windows: no memory cap there
-    resource = None
-
-from .db import MAX_RESULT_BYTES, QUERY_MEMORY_MB, QueryResult, check_schema, connect_readonly, reading_statement, run_query
-from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
-                     QueryTimeout, SchemaMismatch)
-from .semantic.store import model_from_meta, register_embed
-from .worker import Worker, WorkerDied, WorkerTimeout, serve
-
-
-def _limit_memory(megabytes: int) -> None:
-    if resource is None:
-        return
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (megabytes * 1024 * 1024, megabytes * 1024 * 1024))
-    except (ValueError, OSError):
-        pass
-
-
-def _serve_queries(connection, path: str, memory_mb: int) -> None:
-    threading.stack_size(512 * 1024)  # under the address-space limit, a thread's 8 MB default stack can fail
-    _limit_memory(memory_mb)
-    try:
-        con = connect_readonly(path)
-        meta = check_schema(con, path)
-    except CodegraphError as exc:
-        connection.send(("error", type(exc).__name__, str(exc)))
-        return
-    connection.send(("ready", None, None))
-    state = {"embed": False}
-
-    def handle(request):
-        number, (sql, params, max_rows, max_bytes, timeout_s) = request
-        return number, *answer(sql, params, max_rows, max_bytes, timeout_s)
-
-    def answer(sql, params, max_rows, max_bytes, timeout_s):
-        try:
-            reading_statement(con, sql)
-            if not state["embed"] and meta.get("embedding_model") and "embed(" in sql.lower():
-                register_embed(con, model_from_meta(meta), int(meta["embedding_dim"]))
-                state["embed"] = True
-            return "ok", run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes), None
-        except CodegraphError as exc:
-            return "error", type(exc).__name__, str(exc)
-        except MemoryError:
-            return "error", "QueryRejected", "the query ran out of memory: add LIMIT or select less"
-        except Exception as exc:  # a bug or a DuckDB failure the caller must see as one line
-            return "error", "QueryError", f"{type(exc).__name__}: {exc}"
-
-    serve(connection, handle)
+from .errors import DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected, QueryTimeout, SchemaMismatch
+from .graphfile import MAX_RESULT_BYTES, QUERY_MEMORY_MB, QueryResult
+from .worker import Worker, WorkerDied, WorkerTimeout
 
 
 _ERRORS = {"QueryTimeout": QueryTimeout, "QueryRejected": QueryRejected, "QueryError": QueryError,
@@ -79,7 +31,7 @@ class QueryWorker:
 
     def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB) -> None:
         self.path, self.memory_mb = str(path), memory_mb
-        self._worker = Worker(_serve_queries, (self.path, memory_mb), name="codegraph-query", greeting=True)
+        self._worker = Worker("codegraph.query_process:serve_queries", (self.path, memory_mb), name="codegraph-query", greeting=True)
         # One request at a time on the pipe, and each answer checked against its request: threads
         # sharing a worker (the MCP server's tool calls) never get each other's rows.
         self._lock = threading.Lock()

@@ -15,13 +15,8 @@ from functools import cached_property
 from importlib import resources
 from typing import Any, NamedTuple, Sequence
 
-import pyarrow as pa
-
 _PY_TYPES = {"BIGINT": int, "INTEGER": int, "VARCHAR": str, "BOOLEAN": bool, "DOUBLE": float, "FLOAT": float,
              "VARCHAR[]": list, "TIMESTAMP": str}
-_ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(),
-                "DOUBLE": pa.float64(), "FLOAT": pa.float32(), "VARCHAR[]": pa.list_(pa.string()),
-                "TIMESTAMP": pa.timestamp("us")}
 
 
 _NO_DEFAULT = object()
@@ -38,11 +33,6 @@ class Column:
 
     def sql_type(self, dim: int | None = None) -> str:
         return self.type.format(dim=dim) if "{dim}" in self.type else self.type
-
-    def arrow_type(self, dim: int | None = None) -> pa.DataType:
-        if self.type.startswith("FLOAT["):
-            return pa.list_(pa.float32(), dim) if dim else pa.list_(pa.float32())
-        return _ARROW_TYPES[self.type]
 
 
 @dataclass(frozen=True)
@@ -80,9 +70,6 @@ class Table:
         cols = ",\n".join(f'    "{c.name}" {c.sql_type(dim)}{" NOT NULL" if c.required else ""}' for c in self.columns)
         name = f"{schema}.{self.name}" if schema else self.name
         return f"CREATE TABLE {'IF NOT EXISTS ' if if_not_exists else ''}{name} (\n{cols}\n);"
-
-    def arrow_schema(self, *stages: str, dim: int | None = None) -> pa.Schema:
-        return pa.schema([(c.name, c.arrow_type(dim)) for c in self.columns if not stages or c.stage in stages])
 
 
 def _c(name: str, type_: str, meaning: str, required: bool = False, stage: str = "extract") -> Column:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from . import __version__, db, query_worker
+from . import __version__, db, graphfile, query_worker
 from .discover import Snapshot
 from .errors import CodegraphError, one_line
 from .indexer import index_repository
@@ -71,7 +71,7 @@ class Graph:
         self.repo = Path(repo).resolve()
         if not self.repo.is_dir():
             raise CodegraphError(f"{repo} is not a directory: give the repository to serve")
-        self.db_path = Path(db_path) if db_path else db.default_db_path(self.repo)
+        self.db_path = Path(db_path) if db_path else graphfile.default_db_path(self.repo)
         self.libraries = libraries
         self._stale = threading.Event()
         self._stale.set()
@@ -97,7 +97,7 @@ class Graph:
             return False
 
         def relevant(change, path: str) -> bool:
-            return path.endswith((".py", ".gitignore")) and f"{os.sep}{db.DB_DIRNAME}{os.sep}" not in path
+            return path.endswith((".py", ".gitignore")) and f"{os.sep}{graphfile.DB_DIRNAME}{os.sep}" not in path
 
         def run() -> None:
             try:
@@ -172,7 +172,7 @@ class Graph:
             self._con = None
 
     def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
-              timeout_s: float = 10.0) -> db.QueryResult:
+              timeout_s: float = 10.0) -> graphfile.QueryResult:
         """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed.
         Freshness is the caller's (`answer`)."""
         for _ in range(3):

@@ -20,7 +20,7 @@ from . import __version__, db
 from .errors import SchemaMismatch
 from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, skip_row,
                     summarise, term_stats, write_embeddings)
-from .columns import concat
+from .columns import concat, insert_arrow, insert_rows, register_values
 from .languages import language
 from .sources import Skip, SourceFile
 from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
@@ -175,11 +175,11 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     con.execute("BEGIN")
     gone_ids = [old[p][0] for p in gone]
     changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
-    db.register_values(con, "_ids", gone_ids, pa.int64())
+    register_values(con, "_ids", gone_ids, pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT v AS file_id FROM _ids")
-    db.register_values(con, "_ids", [r.file_id for r in file_rows], pa.int64())
+    register_values(con, "_ids", [r.file_id for r in file_rows], pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _fresh AS SELECT v AS file_id FROM _ids")
-    db.register_values(con, "_names", changed_modules)
+    register_values(con, "_names", changed_modules)
     con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT v AS module FROM _names")
     # Each language with a resolution plans from the rows still there: the languages of the
     # files replaced (as the database has them) and of those parsed now.
@@ -198,23 +198,23 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
     for name in EXTRACTED:
         if name not in RESOLVED_TABLES:
-            db.insert_arrow(con, name, fresh[name])
+            insert_arrow(con, name, fresh[name])
     for chunk in chunks:
-        db.insert_arrow(con, "terms", chunk.terms)
+        insert_arrow(con, "terms", chunk.terms)
     modules = dict(con.execute("SELECT file_id, module FROM all_files").fetchall())
     modules.update({r.file_id: r.module for r in file_rows})
-    db.insert_rows(con, "files", file_rows)  # the languages' resolutions read which file is whose
+    insert_rows(con, "files", file_rows)  # the languages' resolutions read which file is whose
     report.reresolved = 0
     for name, (resolution, plan) in plans.items():
         if resolution is None:
             for table in RESOLVED_TABLES:
-                db.insert_arrow(con, table, groups[name][table])
+                insert_arrow(con, table, groups[name][table])
         else:
             report.reresolved += resolution.apply_update(con, plan, groups[name], modules)
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
     con.execute("DELETE FROM skipped_files")
-    db.insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips_now])
+    insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips_now])
     term_stats(con)
     db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
     if model is not None:

@@ -1,18 +1,27 @@
 """A helper process that can be stopped: what bounds work that cannot be interrupted in place
-(a pylint run, one long DuckDB expression). Requests go over a pipe; a request that overruns its
-time kills the process, and the next request starts a fresh one. Spawned, never forked: the
-parent may hold DuckDB connections and threads.
+(a pylint run, one long DuckDB expression). Requests go over a socket; a request that overruns its
+time kills the process, and the next request starts a fresh one. A fresh interpreter, never a
+fork (the parent may hold DuckDB connections and threads), that imports only the module of its
+target: multiprocessing's spawn would first run the parent's main module again (the whole CLI).
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import importlib
 import os
 import select
 import shutil
+import socket
+import subprocess
+import sys
 import threading
 import time
+from multiprocessing.connection import Connection
 from typing import Any, Callable
+
+# The folder codegraph is imported from, put first on the child's path before anything else.
+_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BOOT = f"import sys; sys.path.insert(0, {_HOME!r}); from codegraph.worker import _boot; _boot()"
 
 
 def die_with(parent: int) -> None:
@@ -49,9 +58,15 @@ def die_with(parent: int) -> None:
     threading.Thread(target=watch, name="codegraph-parent-watch", daemon=True).start()
 
 
-def _child(parent: int, target: Callable, *args) -> None:
+def _boot() -> None:
+    """The child's start: its socket is argv[1]; the parent sends its pid, its sys.path, the target
+    ("module:function") and the arguments; target(connection, *args) runs until it returns."""
+    connection = Connection(int(sys.argv[1]))
+    parent, path, target, args = connection.recv()
+    sys.path[:] = path
     die_with(parent)
-    target(*args)
+    module, _, function = target.partition(":")
+    getattr(importlib.import_module(module), function)(connection, *args)
 
 
 class WorkerTimeout(Exception):
@@ -75,27 +90,32 @@ def serve(connection, handle: Callable[[Any], Any]) -> None:
 
 
 class Worker:
-    """`target(connection, *args)` runs in the child; it may send one greeting first, which
-    `start` returns."""
+    """`target(connection, *args)` runs in the child, named "module:function" (the parent never
+    imports it); it may send one greeting first, which `start` returns. The arguments are pickled."""
 
-    def __init__(self, target: Callable, args: tuple = (), name: str = "codegraph-worker",
+    def __init__(self, target: str, args: tuple = (), name: str = "codegraph-worker",
                  greeting: bool = False) -> None:
         self.target, self.args, self.name, self.greeting = target, args, name, greeting
-        self._process = None
-        self._connection = None
+        self._process: subprocess.Popen | None = None
+        self._connection: Connection | None = None
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive()
+        return self._process is not None and self._process.poll() is None
 
     def start(self, timeout_s: float = 60.0) -> Any:
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(target=_child, args=(os.getpid(), self.target, child, *self.args),
-                                        daemon=True, name=self.name)
-        self._process.start()
-        child.close()
-        self._connection = parent
+        mine, theirs = socket.socketpair()
+        try:
+            self._process = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())],
+                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        parent = self._connection = Connection(mine.detach())
+        try:
+            parent.send((os.getpid(), list(sys.path), self.target, self.args))
+        except OSError:
+            self.stop()
+            raise WorkerDied(f"{self.name} died while starting") from None
         if not self.greeting:
             return None
         if not parent.poll(timeout_s):
@@ -129,9 +149,12 @@ class Worker:
             self._connection.close()
             self._connection = None
         if self._process is not None:
-            if self._process.is_alive():
+            if self._process.poll() is None:
                 self._process.kill()
-            self._process.join(5)
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
             self._process = None
 
     def close(self) -> None:
@@ -142,5 +165,8 @@ class Worker:
             except (OSError, BrokenPipeError):
                 pass
         if self._process is not None:
-            self._process.join(1)
+            try:
+                self._process.wait(1)
+            except subprocess.TimeoutExpired:
+                pass
         self.stop()

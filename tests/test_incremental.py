@@ -106,16 +106,16 @@ ix.index_repository(sys.argv[1], jobs=1)
 
 _CRASH_DURING_FULL = """
 import os, sys
-import codegraph.db as db
+import codegraph.build as build  # the writer thread's inserts
 import codegraph.indexer as ix
-real = db.insert_arrow
+real = build.insert_arrow
 calls = []
 def boom(con, name, table):
     calls.append(name)
     if len(calls) == 3:
         os._exit(17)
     return real(con, name, table)
-db.insert_arrow = boom
+build.insert_arrow = boom
 ix.index_repository(sys.argv[1], jobs=1, full=True)
 """
 

@@ -7,6 +7,7 @@ import duckdb
 import pytest
 
 from codegraph import schema
+from codegraph.columns import arrow_schema
 from codegraph.languages.python.extract import extract
 from codegraph.semantic.store import DEFAULT_DIM
 
@@ -47,7 +48,7 @@ def test_arrow_schemas_match_the_ddl():
     con.execute(schema.ddl(DEFAULT_DIM))
     for table in schema.TABLES:
         empty = con.execute(f'SELECT * FROM "{table.name}" LIMIT 0').to_arrow_table()
-        expected = table.arrow_schema(dim=DEFAULT_DIM)
+        expected = arrow_schema(table, dim=DEFAULT_DIM)
         assert empty.schema.names == expected.names, table.name
         for field in expected:
             assert empty.schema.field(field.name).type == field.type, (table.name, field.name)

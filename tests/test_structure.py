@@ -146,3 +146,43 @@ def test_nothing_outside_a_language_folder_reaches_into_it():
                       if not module.startswith("codegraph.languages")
                       for target in targets if target.startswith("codegraph.languages.") and target not in _NEUTRAL)
     assert not reaching, f"ask the registry (codegraph.languages) instead: {reaching}"
+
+
+# -- issue 28, row 5: start-up ----------------------------------------------------------------
+
+def test_the_cli_starts_without_duckdb_arrow_or_numpy():
+    """`codegraph --version` and `codegraph sql` import the CLI only: the query runs in a child
+    process that opens the file, so the command itself never loads DuckDB, Arrow or numpy
+    (they were 0.15 s of every call)."""
+    import json
+    import subprocess
+    import sys
+
+    code = "import json, sys, codegraph.cli; print(json.dumps(sorted({'duckdb', 'pyarrow', 'numpy'} & set(sys.modules))))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(loaded) == []
+
+
+def test_a_helper_process_imports_its_target_and_not_the_program_that_started_it(tmp_path):
+    """multiprocessing's spawn ran the parent's main module again in every helper: `codegraph sql`
+    imported the whole CLI twice. A Worker's child imports only its target's module."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "probe.py").write_text(
+        "import sys\n"
+        "def loaded(connection):\n"
+        "    connection.send(sorted(m for m in sys.modules if m.startswith('codegraph')))\n")
+    (tmp_path / "main.py").write_text(
+        "import json\n"
+        "import codegraph.cli\n"
+        "from codegraph.worker import Worker\n"
+        "if __name__ == '__main__':\n"
+        "    worker = Worker('probe:loaded', greeting=True)\n"
+        "    print(json.dumps(worker.start()))\n"
+        "    worker.close()\n")
+    done = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert "codegraph.worker" in loaded and "codegraph.cli" not in loaded

@@ -24,7 +24,7 @@ from typing import Callable
 
 import duckdb
 
-from ..db import find_db
+from ..graphfile import find_db
 from ..errors import CodegraphError, DatabaseNotFound, QueryError
 from ..indexer import index_repository
 from ..languages import CheckError, Checker, for_file

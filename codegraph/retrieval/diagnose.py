@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..db import find_db
+from ..graphfile import find_db
 from ..errors import CodegraphError
 from ..llm import ChatModel
 from .candidate import Candidate

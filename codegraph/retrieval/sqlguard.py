@@ -17,7 +17,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from ..db import QueryResult, run_query
+from ..db import run_query
+from ..graphfile import QueryResult
 from ..query_worker import QueryWorker
 from ..errors import QueryRejected
 

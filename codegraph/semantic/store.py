@@ -20,7 +20,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ..db import get_meta, insert_arrow, set_meta
+from ..columns import insert_arrow
+from ..db import get_meta, set_meta
 from ..schema import BY_NAME
 from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 

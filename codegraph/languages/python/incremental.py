@@ -13,8 +13,7 @@ from typing import Iterable
 import duckdb
 import pyarrow as pa
 
-from ... import db
-from ...columns import column_lists, concat
+from ...columns import column_lists, concat, register_values
 from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
 from .expressions import _LOCALS, PROTOCOL_CALLS
 from .flows import MAX_HOPS
@@ -138,11 +137,11 @@ def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     here = around({r[0] for r in con.execute(_RESOLVING_DEFINITIONS_SQL).fetchall()})
     frontier = here
     for _ in range(MAX_HOPS - 1):
-        db.register_values(con, "_q", sorted(frontier))
+        register_values(con, "_q", sorted(frontier))
         callers = around({r[0] for r in con.execute(_CALLERS_PASSING_SQL).fetchall()})
         frontier = callers - here
         here |= callers
-    db.register_values(con, "_q", sorted(here))
+    register_values(con, "_q", sorted(here))
     return con.execute(_FLOW_SITES_SQL).fetchall()
 
 
@@ -302,11 +301,11 @@ def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> list[int]:
     new = set(retyped)
     while new:
         quals |= new
-        db.register_values(con, "_q", sorted(new))
+        register_values(con, "_q", sorted(new))
         found = {r[0] for r in con.execute(_MENTIONING_SQL).fetchall()}
         found |= {r[0] for r in con.execute(_KEPT_BY_SQL).fetchall()}
         new = found - quals
-    db.register_values(con, "_quals", sorted(quals))
+    register_values(con, "_quals", sorted(quals))
     return [r[0] for r in con.execute(_READERS_SQL).fetchall()]
 
 
@@ -356,7 +355,7 @@ class ScopeLoader:
         names = [name for name in names if name in self.holding]
         if not names:
             return [], []
-        db.register_values(self.con, "_s", names)
+        register_values(self.con, "_s", names)
         rows = self.con.execute(_SCOPES_SQL).fetchall()
         width = len(BINDING_KEY)
         return [r[1:width + 1] for r in rows if r[0]], [r[width + 1:] for r in rows if not r[0]]
@@ -510,15 +509,15 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
         removed = sorted({item[1] for item in old_interface - new_interface})
         added_names = sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface})
-        db.register_values(con, "_removed", removed)
-        db.register_values(con, "_added", added_names)
+        register_values(con, "_removed", removed)
+        register_values(con, "_added", added_names)
         affected = [r[0] for r in con.execute(_NAMES_CHANGED_SQL, flags).fetchall()]
         others = sorted(set(affected) - set(gone_ids))
         if others:
             # A name means something else now: so does a value of these files that says it
             # (`def make(): return d.handler`, d.handler added), and what uses those values follows.
-            db.register_values(con, "_ids", others, pa.int64())
-            db.register_values(con, "_names", names)
+            register_values(con, "_ids", others, pa.int64())
+            register_values(con, "_names", names)
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL).fetchall()]
     if def_like and retyped:
         affected += _readers(con, retyped_defs)
@@ -538,7 +537,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL, {"classes": overridden}).fetchall()]
     python_files = {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     affected = sorted((set(affected) - set(gone_ids)) & python_files)
-    db.register_values(con, "_ids", affected, pa.int64())
+    register_values(con, "_ids", affected, pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT v AS file_id FROM _ids")
     # The functions the changed and affected files passed arguments to: what their parameters
     # may hold changes with them, unless the changed files pass what they passed.
@@ -580,35 +579,35 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
                                                                 kinds, arguments)))
     for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
-        db.register_values(con, "_q", sorted(reached))
+        register_values(con, "_q", sorted(reached))
         onward = _given(resolver, (r[0] for r in con.execute(_FORWARDED_TO_SQL).fetchall()))
         if onward <= reached:
             break
         reached |= onward
-    db.register_values(con, "_q", sorted(reached))
+    register_values(con, "_q", sorted(reached))
     flowing = {r[0] for sql in (_CALLS_ON_PARAMETERS_SQL, _CALLS_ON_STORED_PARAMETERS_SQL)
                for r in con.execute(sql).fetchall()}
     if changed:
         ancestors = {a for q in fresh["classes"].column("qualname").to_pylist()
                      if overridden is None or q in overridden for a in resolver.mro(q)[1:]}
-        db.register_values(con, "_q", sorted(ancestors))
+        register_values(con, "_q", sorted(ancestors))
         flowing |= {r[0] for r in con.execute(_FILES_DEFINING_SQL).fetchall()}
     flowing -= set(affected) | gone_ids | fresh_ids
     if flowing:
         flowing &= {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     if flowing:
-        db.register_values(con, "_ids", sorted(flowing), pa.int64())
+        register_values(con, "_ids", sorted(flowing), pa.int64())
         con.execute("INSERT INTO _affected SELECT v FROM _ids")
     redo = {name: concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
                                   fresh[name]]) for name in RESOLVED_TABLES}
     scopes = {name: concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
-    db.register_values(con, "_ids", sorted(fresh_ids), pa.int64())
+    register_values(con, "_ids", sorted(fresh_ids), pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
     sites = _flow_sites(con)
     callers = sorted({site[-1] for site in sites})
     if callers:
-        db.register_values(con, "_ids", callers, pa.int64())
+        register_values(con, "_ids", callers, pa.int64())
         resolver.learn_scopes(*scope_keys({name: fetch(name, "WHERE file_id IN (SELECT v FROM _ids)")
                                            for name in SCOPE_TABLES}))
     for name in RESOLVED_TABLES:

@@ -20,7 +20,7 @@ from typing import Iterable
 
 from .modules import module_name
 from ..checks import Checker, CheckError, CheckTimeout, Diagnostic
-from ...worker import Worker, WorkerDied, WorkerTimeout, serve
+from ...worker import Worker, WorkerDied, WorkerTimeout, serve as serve_requests
 
 # CoCoGen's categories (Table 4), keyed by pylint symbol.
 CATEGORIES = {
@@ -166,7 +166,7 @@ def _remember(cache: dict) -> None:
             pass
 
 
-def _serve(connection) -> None:
+def serve(connection) -> None:
     """The worker's loop: (path, changed modules) in, diagnostics or an error message out."""
     holder: dict = {}
 
@@ -177,7 +177,7 @@ def _serve(connection) -> None:
         except BaseException as exc:  # pylint's own crashes are the caller's CheckError
             return "error", f"{type(exc).__name__}: {exc}"
 
-    serve(connection, handle)
+    serve_requests(connection, handle)
 
 
 class Linter(Checker):
@@ -191,7 +191,7 @@ class Linter(Checker):
         if mode not in ("worker", "subprocess"):
             raise ValueError(f"unknown lint mode {mode!r}")
         self.mode, self.timeout_s, self.max_bytes = mode, timeout_s, max_bytes
-        self._worker = Worker(_serve, name="codegraph-lint")
+        self._worker = Worker("codegraph.languages.python.lint:serve", name="codegraph-lint")
         self._lock = threading.Lock()
 
     def lint(self, path: str | os.PathLike, changed_modules: Iterable[str] = (),

@@ -11,8 +11,8 @@ from typing import Callable, Iterable, Sequence
 import duckdb
 import pyarrow as pa
 
-from ... import db, forked
-from ...columns import column_lists, column_values, concat
+from ... import forked
+from ...columns import column_lists, column_values, concat, insert_arrow
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
 from .resolve import ASSIGNED_RESOLUTIONS, Resolver
@@ -477,7 +477,7 @@ def _with_answers(table: pa.Table, alternative: list[bool], values: list[tuple])
 def write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
                     classes: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple] = ()) -> None:
     for name, table in resolve_tables(resolver, tables, modules, flow_sites).items():
-        db.insert_arrow(con, name, table)
+        insert_arrow(con, name, table)
     update_class_bases(con, resolver, classes)
 
 
