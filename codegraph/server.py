@@ -86,6 +86,8 @@ class Graph:
         self._checker = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="codegraph-fresh")
         self.last_update: dict = {}
         self.last_check_ms = 0.0
+        self.indexing: dict | None = None  # while an index runs: its phase and how far it is
+        self._first: threading.Thread | None = None
         if watch:
             self.watching = self._start_watcher()
 
@@ -123,7 +125,12 @@ class Graph:
                 self._stale.clear()
                 snapshot = Snapshot.of(self.repo)  # before the update reads the files: a later save shows
                 self._close_connection()  # DuckDB will not open a file twice in one process with other settings
-                report = index_repository(self.repo, self.db_path, libraries=self.libraries)
+                self.indexing = {"phase": "starting", "done": 0, "total": 0, "since": time.time()}
+                try:
+                    report = index_repository(self.repo, self.db_path, libraries=self.libraries,
+                                              progress=self._progress)
+                finally:
+                    self.indexing = None
                 if self._snapshot is not None:
                     self._snapshot.close()
                 self._snapshot = snapshot
@@ -131,6 +138,22 @@ class Graph:
                                     "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.last_check_ms = (time.perf_counter() - started) * 1000
         return self.db_path
+
+    def _progress(self, phase: str, done: int, total: int, detail: str) -> None:
+        self.indexing = {"phase": phase, "done": done, "total": total, "since": self.indexing["since"]
+                         if self.indexing else time.time()}
+
+    def index_in_background(self) -> None:
+        """The first index on a thread of its own, so the server answers `initialize` at once;
+        a tool asked meanwhile waits for it (fresh() holds the lock), index_status does not."""
+        def run() -> None:
+            try:
+                self.fresh()
+            except Exception:  # noqa: BLE001 - the next call's fresh() tries again and reports it
+                self._stale.set()
+
+        self._first = threading.Thread(target=run, name="codegraph-first-index", daemon=True)
+        self._first.start()
 
     def answer(self, work: Callable[[], T]) -> T:
         """work() on the graph as it stands while another thread compares the files with the
@@ -193,6 +216,12 @@ class Graph:
         raise CodegraphError("the graph changed three times during this query: ask again")
 
     def status(self) -> dict:
+        indexing = self.indexing
+        if indexing is not None:  # answered now, from the index's progress, not after it
+            return {"repository": str(self.repo), "database": str(self.db_path), "fresh": False,
+                    "indexing": {"phase": indexing["phase"], "done": indexing["done"], "total": indexing["total"],
+                                 "seconds": round(time.time() - indexing["since"], 1)},
+                    "watching": self.watching, "last_update": self.last_update}
         started = time.perf_counter()
         self.fresh()
         check_ms = (time.perf_counter() - started) * 1000
@@ -377,7 +406,8 @@ def build_server(graph: Graph):
     @tool
     def index_status() -> str:
         """What is indexed, when, whether it is current (it always is when a tool answers), and how
-        long the last freshness check and update took."""
+        long the last freshness check and update took; while an index runs (the first one starts
+        with the server), its phase and progress, at once."""
         return _json(graph.status())
 
     return server
@@ -391,7 +421,7 @@ def _rows(con, sql: str, params: dict) -> list[dict]:
 def serve(repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *, libraries: bool = True) -> None:
     """Run the stdio server until the client closes it."""
     graph = Graph(repo, db_path, libraries=libraries)
-    graph.fresh()  # index before the first question, not during it
+    graph.index_in_background()  # initialize is answered at once; the first question waits for the index
     try:
         build_server(graph).run("stdio")
     finally:

@@ -268,3 +268,37 @@ def test_failures_that_are_not_codegraphs_own_are_one_short_line(shop):
     assert "nonsense" in results[0][1] and "null" in results[1][1].lower()
     log = (shop.parent / "server.log").read_text()
     assert "Traceback" not in log, log[-2000:]
+
+
+def test_the_first_index_runs_behind_the_server_and_index_status_reports_it(shop, monkeypatch):
+    """issue 28, row 6: `initialize` on a repository without an index took 42 s, saying nothing.
+    The first index now runs on a thread of its own; index_status answers at once with its
+    progress, and a question waits for the index and then answers from it."""
+    import threading
+
+    import codegraph.server as server
+
+    release, real = threading.Event(), server.index_repository
+
+    def held(repo, db_path, **kwargs):
+        kwargs["progress"]("parsing", 3, 10, "shop/models.py")
+        assert release.wait(60)
+        return real(repo, db_path, **kwargs)
+
+    monkeypatch.setattr(server, "index_repository", held)
+    graph = server.Graph(shop, watch=False, libraries=False)
+    try:
+        graph.index_in_background()
+        deadline = time.monotonic() + 30
+        while (graph.indexing or {}).get("phase") != "parsing" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        status = graph.status()
+        assert status["fresh"] is False and (status["indexing"]["done"], status["indexing"]["total"]) == (3, 10)
+        assert not graph.db_path.exists()
+        release.set()
+        assert graph.query("SELECT count(*) FROM classes").rows[0][0] > 0  # waited for the index
+        after = graph.status()
+        assert after["fresh"] is True and "indexing" not in after and after["counts"]["classes"] > 0
+    finally:
+        release.set()
+        graph.close()

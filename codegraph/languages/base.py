@@ -17,10 +17,11 @@ import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, TypeVar
 
-import duckdb
-import pyarrow as pa
+if TYPE_CHECKING:  # annotations only: the protocol loads neither (a command that only reads stays light)
+    import duckdb
+    import pyarrow as pa
 
 from ..errors import CodegraphError
 from .checks import Checker, Diagnostic, Rule
@@ -189,7 +190,7 @@ class Language(ABC):
         return out
 
 
-Emit = Callable[[str, pa.Table], None]
+Emit = Callable[[str, "pa.Table"], None]
 
 
 class Resolution(ABC):
