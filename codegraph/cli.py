@@ -232,14 +232,17 @@ def diagnose(file, db_path, line_spec, as_json_, budget, use_subprocess):
 
     Exit status: 0 when no error remains on the candidate's lines, 1 when some do (as linters
     do), 2 for bad usage."""
-    from .retrieval.diagnose import checked_language, diagnose as run, parse_lines
+    from .languages import checked_language
 
-    try:
-        lines = parse_lines(line_spec)
-    except CodegraphError as exc:
-        raise click.BadParameter(str(exc), param_hint="--lines") from None
     language = checked_language(Path(file))
     with language.checker("subprocess" if use_subprocess else None) as checker:
+        checker.start()  # pylint loads in its process while this one loads the rest
+        from .retrieval.diagnose import diagnose as run, parse_lines
+
+        try:
+            lines = parse_lines(line_spec)
+        except CodegraphError as exc:
+            raise click.BadParameter(str(exc), param_hint="--lines") from None
         report = run(file, db_path, lines=lines, budget_tokens=budget, checker=checker)
     if as_json_:
         echo(json.dumps(report.to_dict(), indent=2, default=str))

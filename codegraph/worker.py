@@ -67,6 +67,11 @@ def _boot() -> None:
     die_with(parent)
     module, _, function = target.partition(":")
     getattr(importlib.import_module(module), function)(connection, *args)
+    # Done: leave without tearing down the interpreter. Nothing is left to write, and freeing a
+    # warm pylint's caches one object at a time made every `codegraph diagnose` wait 0.7 s.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class WorkerTimeout(Exception):

@@ -307,6 +307,16 @@ def for_file(name: str) -> Language | None:
     return None
 
 
+def checked_language(path: Path) -> Language:
+    """The language whose checker lints this file, or the error that says none does."""
+    language = for_file(path.name)
+    if language is None or not language.checker_name:
+        known = ", ".join(f"{lang.name} ({' '.join(lang.suffixes)})" for lang in languages() if lang.checker_name)
+        raise CodegraphError(f"{path.name} is not a Python file nor another file codegraph can check: give one of "
+                             f"{known}")
+    return language
+
+
 def languages() -> list[Language]:
     return list(_BY_NAME.values())
 

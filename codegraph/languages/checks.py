@@ -50,6 +50,10 @@ class Checker(ABC):
         """The file's messages. `changed_modules`: modules edited since the last lint (a warm
         checker forgets what it knew of them). Raises CheckError, CheckTimeout."""
 
+    def start(self) -> None:
+        """Get ready in the background (a warm checker starts its process), so the first lint
+        overlaps what the caller does meanwhile; lint() works without it."""
+
     def close(self) -> None:
         pass
 

@@ -12,7 +12,7 @@ from ..llm import ChatModel
 from .candidate import Candidate
 from .context import render
 from .engine import Retrieval, Retriever
-from ..languages import Checker, Diagnostic, Language, for_file, languages
+from ..languages import Checker, Diagnostic, checked_language
 
 
 @dataclass
@@ -45,16 +45,6 @@ def parse_lines(spec: str | None) -> tuple[int | None, int | None]:
     return a, b
 
 
-def checked_language(path: Path) -> Language:
-    """The language whose checker lints this file, or the error that says none does."""
-    language = for_file(path.name)
-    if language is None or not language.checker_name:
-        known = ", ".join(f"{lang.name} ({' '.join(lang.suffixes)})" for lang in languages() if lang.checker_name)
-        raise CodegraphError(f"{path.name} is not a Python file nor another file codegraph can check: give one of "
-                             f"{known}")
-    return language
-
-
 def diagnose(
     path: str | Path,
     db_path: str | Path | None = None,
@@ -76,13 +66,15 @@ def diagnose(
         raise CodegraphError(f"cannot read {path}: {exc}") from None
     if b"\x00" in head:
         raise CodegraphError(f"{path.name} is binary, not Python source")
+    checker = checker or language.shared_checker()
+    checker.start()  # pylint loads in its process while this one opens the graph
     owns = retriever is None
     if retriever is None:
         retriever = Retriever(find_db(db_path, start=path.parent), model=model)
     try:
         candidate = Candidate.from_file(path)
         started = time.perf_counter()
-        diagnostics = language.keep((checker or language.shared_checker()).lint(path, changed_modules), *lines,
+        diagnostics = language.keep(checker.lint(path, changed_modules), *lines,
                                     known_module=retriever.known_import)
         lint_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()

@@ -10,26 +10,11 @@ from pathlib import Path
 from ..base import FileFacts, Language, Resolution, register
 from ..checks import Diagnostic, Rule
 from . import extract as _extract
-from . import incremental
 from . import splice as _splice
 from .library import PythonLibrary
 from .lint import CATEGORIES, Linter, candidate_module, pylint_error_symbols
 from .modules import _is_namespace, module_name
-from .resolution import resolve_full
 from .rules import NOT_ABOUT_CODE, RULES
-
-
-class PythonResolution(Resolution):
-    """The resolver of resolve.py: a full build in resolution.py, an update in incremental.py."""
-
-    def full(self, project, library, modules, jobs, emit):
-        return resolve_full(project, library, modules, jobs, emit)
-
-    def plan_update(self, con, fresh):
-        return incremental.plan_update(con, fresh)
-
-    def apply_update(self, con, plan, fresh, modules):
-        return incremental.apply_update(con, plan, fresh, modules)
 
 
 @register
@@ -53,7 +38,11 @@ class Python(Language):
     def library(self, python: str | None) -> PythonLibrary:
         return PythonLibrary(python)
 
-    def resolution(self) -> PythonResolution:
+    def resolution(self) -> Resolution:
+        # loaded when a build asks: the registry (every command, the lint and query workers) stays
+        # free of the resolver, pyarrow and DuckDB (0.3 s)
+        from .resolving import PythonResolution
+
         return PythonResolution()
 
     def extract(self, data: bytes, path: str, module: str, is_package: bool,

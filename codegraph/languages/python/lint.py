@@ -194,6 +194,12 @@ class Linter(Checker):
         self._worker = Worker("codegraph.languages.python.lint:serve", name="codegraph-lint")
         self._lock = threading.Lock()
 
+    def start(self) -> None:
+        if self.mode == "worker":
+            with self._lock:
+                if not self._worker.alive:
+                    self._worker.start()  # the child imports pylint while the caller goes on
+
     def lint(self, path: str | os.PathLike, changed_modules: Iterable[str] = (),
              timeout_s: float | None = None) -> list[Diagnostic]:
         path = Path(path).resolve()
