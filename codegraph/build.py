@@ -27,7 +27,8 @@ from . import db
 from .discover import Discovery
 from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
 from .errors import RepositoryError
-from .columns import arrow_schema, column_lists, insert_arrow, rows_to_arrow
+from .columns import arrow_schema, column_lists, concat, insert_arrow, rows_to_arrow
+from .library_cache import LibraryCache
 from .schema import BY_NAME, EXTRACTED
 from .semantic.models import HashingModel, dense_tf
 from .semantic.store import write_vectors
@@ -63,6 +64,7 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
     vectors: dict = field(default_factory=dict)  # what happened to the vector cache
     library_files: int = 0  # standard library and package files indexed (layer stdlib or site)
+    library_parsed: int = 0  # of them, parsed by this build (the others came from the library cache)
     rebuilt_because: str = ""  # why an update gave way to a full build (Rebuild.reason)
 
 
@@ -151,6 +153,7 @@ class Chunk:
     paths: list[str]
     vectors: tuple | None = None  # sparse term frequencies for the hashing embedder
     terms: pa.Table | None = None  # BM25's rows for these files
+    cached: bool = False  # read from the library cache, not parsed
 
 
 @functools.lru_cache(maxsize=1)
@@ -336,9 +339,10 @@ def external_imports(library: Library, project_modules: set[str], chunks: list[C
 
 
 def library_chunks(project_modules: set[str], direct: list[str], library: Library, workers: Workers,
-                   progress: Progress | None) -> list[Chunk]:
+                   progress: Progress | None, cache: LibraryCache | None = None) -> list[Chunk]:
     """The library layer: the modules the repository imports from outside it, and what those
-    import in turn, up to the library's max_depth and max_files."""
+    import in turn, up to the library's max_depth and max_files. With a cache, only the files
+    it does not hold as they are now are parsed, and it keeps those."""
     seen_names: set[str] = set()
     seen_paths: set[str] = set()
     out: list[Chunk] = []
@@ -354,12 +358,20 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
         new: list[Chunk] = []
         for layer in ("stdlib", "site"):
             batch = [f for f, where in found if where == layer]
+            if batch and cache is not None:
+                held_rows, held, batch = cache.known(batch, layer)
+                if held_rows:
+                    new.append(Chunk(held_rows, [], held, [r.path for r in held_rows], cached=True))
             if batch:
                 new.extend(extract_chunks(batch, workers, progress, 0, layer))
         out.extend(new)
         frontier = external_imports(library, project_modules, new)
     for chunk in out:  # a library file that does not parse is not the user's problem
         chunk.skips = []
+    parsed = [c for c in out if not c.cached]
+    if cache is not None and parsed:  # in one transaction: each costs a commit
+        cache.keep([r for c in parsed for r in c.file_rows],
+                   {name: concat(name, [c.tables[name] for c in parsed]) for name in EXTRACTED})
     return out
 
 

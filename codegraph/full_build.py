@@ -14,6 +14,7 @@ from .build import (Build, Chunk, Writer, by_language, external_imports, extract
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
 from .columns import arrow_schema, concat, insert_rows
 from .languages import language
+from .library_cache import LibraryCache
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.models import HashingModel
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
@@ -40,8 +41,14 @@ def full_build(build: Build) -> None:
         t = time.perf_counter()
         project_modules = {f.module for f in found.files}
         direct = sorted(external_imports(library, project_modules, chunks))
-        lib_chunks = library_chunks(project_modules, direct, library, workers, progress)
+        cache = LibraryCache.open(library.identity())
+        try:
+            lib_chunks = library_chunks(project_modules, direct, library, workers, progress, cache)
+        finally:
+            if cache is not None:
+                cache.close()
         report.library_files = sum(len(c.file_rows) for c in lib_chunks)
+        report.library_parsed = sum(len(c.file_rows) for c in lib_chunks if not c.cached)
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}

@@ -1,5 +1,8 @@
+import atexit
+import os
 import shutil
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -8,6 +11,10 @@ import pytest
 from codegraph.indexer import index_repository
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The library cache of this session (the builds share it, the processes they start too): never the
+# user's own folder.
+os.environ["CODEGRAPH_CACHE"] = tempfile.mkdtemp(prefix="codegraph-test-cache-")
+atexit.register(shutil.rmtree, os.environ["CODEGRAPH_CACHE"], True)
 EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"  # the README's example repository
 
 

@@ -29,7 +29,8 @@ import importlib.machinery, json, os, sys, sysconfig
 def find(name):
     path = None
     spec = None
-    for part in name.split("."):
+    parts = name.split(".")
+    for i, part in enumerate(parts):
         try:
             spec = importlib.machinery.PathFinder.find_spec(part, path)
         except (ImportError, ValueError, AttributeError):
@@ -37,7 +38,7 @@ def find(name):
         if spec is None:
             return None
         path = spec.submodule_search_locations
-        if path is None and part != name.split(".")[-1]:
+        if path is None and i < len(parts) - 1:  # a module, not a package, with more to go: `datetime.datetime`
             return None
     origin = spec.origin if spec and spec.origin not in (None, "namespace") else None
     return [origin, spec.submodule_search_locations is not None] if origin and origin.endswith(".py") else None

@@ -1,0 +1,65 @@
+"""The library layer's cache (issue 28, row 2, a first step): a project's full build parses only the
+library files the environment's cache does not hold as they are now, and the graph is the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import duckdb
+
+from codegraph.build import _extract_chunk
+from codegraph.indexer import index_repository
+from codegraph.library_cache import LibraryCache
+from codegraph.schema import LAYERED, LIBRARY_SCHEMA
+from codegraph.sources import SourceFile
+
+
+def _library_rows(db_path) -> dict[str, list]:
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return {name: con.execute(f"SELECT * FROM {LIBRARY_SCHEMA}.{name} ORDER BY ALL").fetchall() for name in LAYERED}
+    finally:
+        con.close()
+
+
+def test_a_second_build_reads_the_library_from_the_cache_and_makes_the_same_graph(mini_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    cold = index_repository(mini_repo, tmp_path / "cold.duckdb", jobs=1, embed=False)
+    warm = index_repository(mini_repo, tmp_path / "warm.duckdb", jobs=1, embed=False)
+    monkeypatch.setenv("CODEGRAPH_CACHE", "off")
+    uncached = index_repository(mini_repo, tmp_path / "uncached.duckdb", jobs=1, embed=False)
+    assert cold.library_files > 20 and cold.library_parsed == cold.library_files
+    assert warm.library_files == cold.library_files and warm.library_parsed == 0
+    assert uncached.library_parsed == uncached.library_files == cold.library_files
+    rows = _library_rows(warm.db_path)
+    assert rows["calls"] and rows == _library_rows(cold.db_path) == _library_rows(uncached.db_path)
+    assert [p.name.startswith("library-") for p in (tmp_path / "cache").iterdir()] == [True]
+
+
+def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "helpers.py"
+    source.write_text("import os\n\n\nclass Helper:\n    def run(self, path):\n        return os.path.join(path, 'x')\n")
+    st = source.stat()
+    f = SourceFile("<site>/helpers.py", str(source), "helpers", False, st.st_size, st.st_mtime_ns, "python")
+    parsed = _extract_chunk([f], 0, "site")
+    cache = LibraryCache.open("an environment")
+    try:
+        cache.keep(parsed.file_rows, parsed.tables)
+        rows, tables, todo = cache.known([f], "site")
+        assert todo == [] and rows == parsed.file_rows
+        assert {n: t.to_pylist() for n, t in tables.items()} == {n: t.to_pylist() for n, t in parsed.tables.items()}
+        edited = dataclasses.replace(f, mtime_ns=f.mtime_ns + 1)
+        assert cache.known([edited], "site")[2] == [edited]
+        assert cache.known([f], "stdlib")[2] == [f]  # another layer is another file
+    finally:
+        cache.close()
+    other = LibraryCache.open("another environment")
+    try:
+        assert other.known([f], "site")[2] == [f]
+    finally:
+        other.close()
+    monkeypatch.setenv("CODEGRAPH_CACHE", "off")
+    assert LibraryCache.open("an environment") is None
+    assert len(os.listdir(tmp_path / "cache")) == 2
