@@ -362,6 +362,8 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
                 held_rows, held, batch = cache.known(batch, layer)
                 if held_rows:
                     new.append(Chunk(held_rows, [], held, [r.path for r in held_rows], cached=True))
+                    if progress:
+                        progress("libraries", len(held_rows), len(held_rows) + len(batch), "(from the library cache)")
             if batch:
                 new.extend(extract_chunks(batch, workers, progress, 0, layer))
         out.extend(new)
