@@ -48,6 +48,9 @@ def full_build(build: Build) -> None:
             if cache is not None:
                 cache.close()
         report.library_files = sum(len(c.file_rows) for c in lib_chunks)
+        note = library.missing_note(root, set(direct))
+        if note:
+            report.warnings.append(note)
         report.library_parsed = sum(len(c.file_rows) for c in lib_chunks if not c.cached)
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()

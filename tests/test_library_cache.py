@@ -1,5 +1,6 @@
 """The library layer's cache (issue 28, row 2, a first step): a project's full build parses only the
-library files the environment's cache does not hold as they are now, and the graph is the same."""
+library files the environment's cache does not hold as they are now, and the graph is the same;
+and the report names the imported packages the environment does not have."""
 
 from __future__ import annotations
 
@@ -63,3 +64,26 @@ def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monk
     monkeypatch.setenv("CODEGRAPH_CACHE", "off")
     assert LibraryCache.open("an environment") is None
     assert len(os.listdir(tmp_path / "cache")) == 2
+
+
+def test_imported_packages_the_environment_lacks_are_named_with_what_to_do(tmp_path):
+    """httpx's dependencies were silently missing until --python named its venv: the report says
+    which imports have no package here (built-in and extension modules have one), and a virtualenv
+    in the repository is named, never run (its interpreter is the repository's code)."""
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    (repo / "app" / "__init__.py").write_text("")
+    (repo / "app" / "main.py").write_text("import json\nimport _json, math, sys\nimport httpx_not_here\n"
+                                          "from rich_absent.console import Console\n")
+    report = index_repository(repo, jobs=1, embed=False)
+    (note,) = [w for w in report.warnings if "not in the library layer" in w]
+    assert "2 imported packages" in note and "httpx_not_here, rich_absent" in note and "--python with" in note
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    (repo / ".venv" / "bin" / "python").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (repo / ".venv" / "bin" / "python").chmod(0o755)
+    again = index_repository(repo, jobs=1, embed=False, full=True)
+    assert any("--python .venv/bin/python (the repository's virtualenv)" in w for w in again.warnings)
+    assert not ran.exists()
+    assert not [w for w in index_repository(repo, jobs=1, embed=False, libraries=False, full=True).warnings
+                if "library layer" in w]

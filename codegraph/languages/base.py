@@ -255,6 +255,11 @@ class Library(ABC):
     def files(self, modules: list[str]) -> list[tuple]:
         """(discover.SourceFile, layer) of the modules found in the library."""
 
+    def missing_note(self, root: Path, names: set[str]) -> str | None:
+        """One line for the report when some of these imported names are not in the environment
+        at all (their calls stay unresolved), with how to point at the right one; None when all are."""
+        return None
+
     @abstractmethod
     def changed(self, meta: dict[str, str], files: list[tuple[str, int, int]]) -> bool:
         """Has a file the database holds (path, size, mtime_ns) changed since, or gone?"""

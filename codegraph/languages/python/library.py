@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...sources import DEFAULT_MAX_FILE_SIZE, SourceFile
 from ..base import Library
@@ -43,11 +44,22 @@ def find(name):
     origin = spec.origin if spec and spec.origin not in (None, "namespace") else None
     return [origin, spec.submodule_search_locations is not None] if origin and origin.endswith(".py") else None
 
+def present(top):
+    """Is there such a top-level module at all (built in, frozen, an extension, source)?"""
+    if top in sys.builtin_module_names:
+        return True
+    try:
+        return (importlib.machinery.PathFinder.find_spec(top) is not None
+                or importlib.machinery.FrozenImporter.find_spec(top) is not None)
+    except (ImportError, ValueError, AttributeError):
+        return False
+
 def describe(names):
     paths = sysconfig.get_paths()
     return {"stdlib": os.path.realpath(paths["stdlib"]), "prefix": os.path.realpath(sys.prefix),
             "site": sorted({os.path.realpath(p) for p in (paths["purelib"], paths["platlib"])}),
-            "found": {n: find(n) for n in names}}
+            "found": {n: find(n) for n in names},
+            "present": {n: present(n) for n in names if "." not in n}}
 '''
 _MAIN = "\nprint(json.dumps(describe(json.loads(sys.stdin.read()))))\n"
 _HERE: dict = {}
@@ -69,6 +81,7 @@ class Finder:
         self.stdlib: str | None = None
         self.site: list[str] = []
         self.prefix: str | None = None
+        self.present: dict[str, bool] = {}  # top-level module -> does the environment have it at all
 
     def locate(self, names: list[str]) -> dict[str, Located]:
         if not names:
@@ -85,6 +98,7 @@ class Finder:
             except (OSError, subprocess.SubprocessError, ValueError):
                 return {}
         self.stdlib, self.site, self.prefix = data["stdlib"], data["site"], data["prefix"]
+        self.present.update(data.get("present", {}))
         return {n: Located(n, os.path.realpath(v[0]), v[1]) for n, v in data["found"].items() if v}
 
     def identity(self) -> str:
@@ -169,6 +183,26 @@ class PythonLibrary(Library):
 
     def files(self, modules: list[str]) -> list[tuple[SourceFile, str]]:
         return library_files(self.finder.locate(modules), self.finder)
+
+    def missing(self, names: set[str]) -> set[str]:
+        tops = {name.split(".")[0] for name in names}
+        unknown = sorted(t for t in tops if t not in self.finder.present)
+        if unknown:
+            self.finder.locate(unknown)
+        return {t for t in tops if self.finder.present.get(t) is False}
+
+    def missing_note(self, root: Path, names: set[str]) -> str | None:
+        absent = sorted(self.missing(names))
+        if not absent:
+            return None
+        shown = ", ".join(absent[:8]) + (f" and {len(absent) - 8} more" if len(absent) > 8 else "")
+        # a virtualenv in the repository is named, never run: its interpreter is the repository's code
+        venv = next((v for v in (".venv", "venv", "env") if os.path.lexists(root / v / "bin" / "python")), None)
+        use = f"--python {venv}/bin/python (the repository's virtualenv)" if venv else \
+            "--python with the project's interpreter"
+        return (f"{len(absent)} imported package{'s are' if len(absent) > 1 else ' is'} not in the library layer's "
+                f"environment ({self.identity()}): {shown}; their names stay unresolved. Index with {use} to "
+                "take the library layer from it")
 
     def changed(self, meta: dict[str, str], files: list[tuple[str, int, int]]) -> bool:
         roots = {"<stdlib>": [meta.get("library_stdlib") or ""],
