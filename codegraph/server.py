@@ -125,7 +125,8 @@ class Graph:
                 self._stale.clear()
                 snapshot = Snapshot.of(self.repo)  # before the update reads the files: a later save shows
                 self._close_connection()  # DuckDB will not open a file twice in one process with other settings
-                self.indexing = {"phase": "starting", "done": 0, "total": 0, "since": time.time()}
+                self.indexing = {"phase": "starting", "done": 0, "total": 0,
+                                 "since": self.indexing["since"] if self.indexing else time.time()}
                 try:
                     report = index_repository(self.repo, self.db_path, libraries=self.libraries,
                                               progress=self._progress)
@@ -151,7 +152,12 @@ class Graph:
                 self.fresh()
             except Exception:  # noqa: BLE001 - the next call's fresh() tries again and reports it
                 self._stale.set()
+            finally:
+                self.indexing = None
 
+        # said before the thread starts: an index_status that comes before the index takes the lock
+        # must not wait behind it
+        self.indexing = {"phase": "starting", "done": 0, "total": 0, "since": time.time()}
         self._first = threading.Thread(target=run, name="codegraph-first-index", daemon=True)
         self._first.start()
 

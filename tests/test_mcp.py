@@ -302,3 +302,30 @@ def test_the_first_index_runs_behind_the_server_and_index_status_reports_it(shop
     finally:
         release.set()
         graph.close()
+
+
+def test_index_status_does_not_wait_for_an_index_that_has_not_begun(shop, monkeypatch):
+    """The first index holds the graph's lock from its first step (a snapshot of the files) on: an
+    index_status asked before the index itself began waited for all of it (5-8 s on click)."""
+    import threading
+
+    import codegraph.server as server
+
+    release, real = threading.Event(), server.Snapshot.of
+
+    def slow_snapshot(repo):
+        assert release.wait(20)  # without the fix the status below waits here, and this gives up
+        return real(repo)
+
+    monkeypatch.setattr(server.Snapshot, "of", staticmethod(slow_snapshot))
+    graph = server.Graph(shop, watch=False, libraries=False)
+    try:
+        graph.index_in_background()
+        status = graph.status()  # the thread holds the lock, waiting in its snapshot
+        assert status["fresh"] is False and status["indexing"]["phase"] == "starting"
+        release.set()
+        graph._first.join(60)
+        assert graph.status()["fresh"] is True
+    finally:
+        release.set()
+        graph.close()
