@@ -49,7 +49,8 @@ def main() -> None:
 
 db_option = click.option(
     "--db", "db_path", type=click.Path(dir_okay=False),
-    help=f"Database file. Default: ${graphfile.ENV_DB}, else the nearest {graphfile.DB_DIRNAME}/{graphfile.DB_FILENAME} upwards.",
+    help=f"Database file. Default: ${graphfile.ENV_DB}, else the nearest "
+         f"{graphfile.DB_DIRNAME}/{graphfile.DB_FILENAME} upwards.",
 )
 
 

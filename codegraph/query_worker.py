@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected, QueryTimeout, SchemaMismatch
+from .errors import (DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected, QueryTimeout,
+                     SchemaMismatch)
 from .graphfile import MAX_RESULT_BYTES, QUERY_MEMORY_MB, QueryResult
 from .worker import Worker, WorkerDied, WorkerTimeout
 
@@ -31,7 +32,8 @@ class QueryWorker:
 
     def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB) -> None:
         self.path, self.memory_mb = str(path), memory_mb
-        self._worker = Worker("codegraph.query_process:serve_queries", (self.path, memory_mb), name="codegraph-query", greeting=True)
+        self._worker = Worker("codegraph.query_process:serve_queries", (self.path, memory_mb), name="codegraph-query",
+                              greeting=True)
         # One request at a time on the pipe, and each answer checked against its request: threads
         # sharing a worker (the MCP server's tool calls) never get each other's rows.
         self._lock = threading.Lock()

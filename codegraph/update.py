@@ -1,6 +1,7 @@
 """Updating a graph in place: only changed files are parsed, and only what their change can
-reach is resolved again (each language's resolution decides what that is), in one transaction; while other processes read the file, the update is
-written to a copy that replaces it atomically (`_writable`)."""
+reach is resolved again (each language's resolution decides what that is), in one transaction;
+while other processes read the file, the update is written to a copy that replaces it
+atomically (`_writable`)."""
 
 from __future__ import annotations
 

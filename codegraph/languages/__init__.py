@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from . import python  # noqa: F401  (registers itself)
 from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Library, Resolution, Spliced,
-                   UndecodableSource, Unsupported, checked_language, for_file, language, languages, register, stable_id, suffixes, unregister)
+                   UndecodableSource, Unsupported, checked_language, for_file, language, languages, register,
+                   stable_id, suffixes, unregister)
 from .checks import CheckError, Checker, CheckTimeout, Diagnostic, Repair, Rule, RuleContext, Site
 
 __all__ = ["EXTRACT_SECONDS", "CheckError", "CheckTimeout", "Checker", "Diagnostic", "ExtractionBudget", "FileFacts",
            "Language", "Library", "Repair", "Resolution", "Rule", "RuleContext", "Site", "Spliced", "UndecodableSource",
-           "Unsupported", "checked_language", "for_file", "language", "languages", "register", "stable_id", "suffixes", "unregister"]
+           "Unsupported", "checked_language", "for_file", "language", "languages", "register", "stable_id", "suffixes",
+           "unregister"]

@@ -4,7 +4,7 @@ update's in incremental.py. Its own module, imported when a build asks for it (P
 from __future__ import annotations
 
 from ..base import Resolution
-from . import incremental
+from .incremental import apply_update as apply_incremental, plan_update as plan_incremental
 from .resolution import resolve_full
 
 
@@ -15,7 +15,7 @@ class PythonResolution(Resolution):
         return resolve_full(project, library, modules, jobs, emit)
 
     def plan_update(self, con, fresh):
-        return incremental.plan_update(con, fresh)
+        return plan_incremental(con, fresh)
 
     def apply_update(self, con, plan, fresh, modules):
-        return incremental.apply_update(con, plan, fresh, modules)
+        return apply_incremental(con, plan, fresh, modules)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-from . import repairs
+from .repairs import keyword as repair_keyword, member as repair_member, module as repair_module
+from .repairs import name_in_module as repair_name_in_module, not_callable as repair_not_callable
+from .repairs import undefined as repair_undefined
 from ..checks import Diagnostic, Rule, RuleContext
 
 
@@ -310,21 +312,21 @@ def _class_definition(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 RULES: tuple[Rule, ...] = (
     Rule("import-error", "import_error", _import_error,
-         "modules whose name is nearest the missing one; definitions named like its last part", repairs.module),
+         "modules whose name is nearest the missing one; definitions named like its last part", repair_module),
     Rule("no-name-in-module", "names_in_module_like", _no_name,
-         "what the module really offers, nearest name first; where the name is really defined", repairs.name_in_module),
+         "what the module really offers, nearest name first; where the name is really defined", repair_name_in_module),
     Rule("no-member", "names_in_module_like", _no_member_on_module,
-         "(Module form) what the module really offers, nearest name first", repairs.member),
+         "(Module form) what the module really offers, nearest name first", repair_member),
     Rule("no-member", "members_like", _no_member_on_class,
-         "(Instance/Class form) the class's members, inherited ones included, nearest first", repairs.member),
+         "(Instance/Class form) the class's members, inherited ones included, nearest first", repair_member),
     Rule("no-member", "definition", _no_member_on_function,
-         "(Method/Function form) what the owner really is: its kind, signature and return annotation", repairs.member),
+         "(Method/Function form) what the owner really is: its kind, signature and return annotation", repair_member),
     Rule("no-member", "named_definitions", _no_member_on_function_by_name,
-         "(Method/Function form, owner unresolved) every definition of the owner's name", repairs.member),
+         "(Method/Function form, owner unresolved) every definition of the owner's name", repair_member),
     Rule("undefined-variable", "undefined_name", _undefined,
-         "where the name is defined with the import to use; near-miss names, local ones first", repairs.undefined),
+         "where the name is defined with the import to use; near-miss names, local ones first", repair_undefined),
     Rule("used-before-assignment", "undefined_name", _undefined,
-         "as undefined-variable", repairs.undefined),
+         "as undefined-variable", repair_undefined),
     Rule("possibly-used-before-assignment", "undefined_name", _undefined,
          "as undefined-variable"),
     Rule("undefined-all-variable", "names_in_module_like", _all_variable,
@@ -350,18 +352,18 @@ RULES: tuple[Rule, ...] = (
       for rule in (
           Rule(symbol, "callee", _callee,
                "the called definition (constructor for classes): signature, parameters, short source",
-               repairs.keyword if symbol == "unexpected-keyword-arg" else None),
+               repair_keyword if symbol == "unexpected-keyword-arg" else None),
           Rule(symbol, "named_definitions", _callee_by_name,
                "when the callee's owner is unknown: every definition of that name",
-               repairs.keyword if symbol == "unexpected-keyword-arg" else None),
+               repair_keyword if symbol == "unexpected-keyword-arg" else None),
       )),
     *(rule for symbol in _OBJECT_PATTERNS
       for rule in (
           Rule(symbol, "definition", _object, "what the expression really is: kind, signature, value",
-               repairs.not_callable if symbol == "not-callable" else None),
+               repair_not_callable if symbol == "not-callable" else None),
           Rule(symbol, "named_definitions", _object_by_name,
                "when the expression's owner is unknown: every definition of that name",
-               repairs.not_callable if symbol == "not-callable" else None),
+               repair_not_callable if symbol == "not-callable" else None),
       )),
     Rule("function-redefined", "same_name_in_scope", _redefined,
          "the definitions of that name already in the module or class"),
