@@ -16,7 +16,7 @@ import pytest
 
 from codegraph.refine.loop import refine
 from codegraph.refine.sandbox import available, run_fenced, fence_environment
-from codegraph.refine.scratch import TamperedError, write_inside
+from codegraph.refine.scratch import SCRATCH_PREFIX, Scratch, TamperedError, sweep_abandoned, write_inside
 from codegraph.refine.task import TaskError, task_from_dict
 
 GOOD = '''from shop.pricing import apply_discount, round_money
@@ -282,6 +282,41 @@ def test_sigkill_of_refine_takes_the_tests_and_their_daemons_along(example, leve
         proc.kill()
         for pid in _tagged(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+
+def test_a_killed_runs_scratch_copy_is_removed_by_the_next_run_and_a_live_one_is_not(tmp_path, monkeypatch):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom codegraph.refine.scratch import Scratch\n"
+         "print(Scratch().path, flush=True)\ntime.sleep(300)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        live = Path(holder.stdout.readline().strip())
+        (live / "repo").mkdir()
+        (live / "repo" / "secret.py").write_text("KEY = 'k'\n")
+        old = tmp_path / f"{SCRATCH_PREFIX}old"  # left by a version without an owner file
+        (old / "repo").mkdir(parents=True)
+        young = tmp_path / f"{SCRATCH_PREFIX}young"  # or a run between mkdtemp and its lock
+        young.mkdir()
+        os.utime(old, (time.time() - 7200, time.time() - 7200))
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "keep.txt").write_text("keep")
+        (tmp_path / f"{SCRATCH_PREFIX}link").symlink_to(elsewhere)
+        assert sweep_abandoned(tmp_path) == [old]
+        assert live.is_dir() and young.is_dir()
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        monkeypatch.setenv("TMPDIR", str(tmp_path))
+        monkeypatch.setattr("tempfile.tempdir", None)
+        mine = Scratch()  # the next run sweeps before it makes its own folder
+        assert not live.exists()
+        assert (elsewhere / "keep.txt").read_text() == "keep" and young.is_dir()
+        assert sweep_abandoned(tmp_path) == []  # its own folder is held
+        mine.remove()
+        assert not mine.path.exists()
+    finally:
+        holder.kill()
 
 
 # -- row 14: no argument files ----------------------------------------------------------------------

@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,7 +36,7 @@ from ..retrieval.tools import get_class_info
 from ..semantic.search import search
 from .offline import OfflineRepairer
 from .sandbox import choose_level, run_fenced, fence_environment
-from .scratch import copy_repository, remove_tree, run_copy, write_inside
+from .scratch import Scratch, copy_repository, remove_tree, run_copy, write_inside
 from .task import Task, confine_env, confine_target, confine_tests
 
 MAX_ANSWER_BYTES = 200_000
@@ -137,7 +136,8 @@ class Refiner:
         self._own_checker = checker is None
         self.checker = checker or self.language.checker()
         self.retriever = None
-        self.scratch = Path(tempfile.mkdtemp(prefix="codegraph-refine-"))
+        self._scratch = Scratch()
+        self.scratch = self._scratch.path
         try:
             self.root = self.scratch / "repo"
             self.notes = copy_repository(task.repo, self.root)
@@ -169,7 +169,7 @@ class Refiner:
             self.retriever = None
         if self._own_checker:
             self.checker.close()
-        remove_tree(self.scratch)
+        self._scratch.remove()
 
     def __enter__(self) -> "Refiner":
         return self

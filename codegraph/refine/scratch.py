@@ -10,10 +10,13 @@ away afterwards: what the tests leave behind is never read back.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
 import stat
+import tempfile
+import time
 from pathlib import Path, PurePosixPath
 
 from ..errors import CodegraphError
@@ -24,6 +27,73 @@ COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".codegraph", "__pycache__",
 
 class TamperedError(CodegraphError):
     """A path refine writes to is no longer what refine made: a link, or outside its root."""
+
+
+SCRATCH_PREFIX = "codegraph-refine-"
+OWNER_FILE = ".owner"
+UNOWNED_AGE = 3600.0  # seconds: a folder without an owner file is older than any run's first step
+
+
+class Scratch:
+    """The run's own folder in the temporary directory, held by an exclusive lock on a file
+    inside it. The kernel drops the lock when the process dies, however it dies (SIGKILL, the
+    OOM killer, a power cut spares /tmp anyway), so the next run can tell an abandoned folder
+    from a live one and remove it: a scratch copy of the repository never outlives its run."""
+
+    def __init__(self) -> None:
+        sweep_abandoned()
+        self.path = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+        self._lock = os.open(self.path / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+
+    def remove(self) -> None:
+        remove_tree(self.path)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+
+def _abandoned(folder: Path, now: float) -> bool:
+    """True for a folder of ours whose owner is gone: its owner file takes the lock at once, or it
+    has none and is older than any live run's first step (made by a version without one)."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return False  # a link or another user's folder: not ours to judge
+    try:
+        fd = os.open(folder / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return now - st.st_mtime > UNOWNED_AGE
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # held: its run is alive
+    finally:
+        os.close(fd)
+    return True
+
+
+def sweep_abandoned(root: Path | None = None) -> list[Path]:
+    """Remove the scratch folders runs that were killed left in `root` (the temporary directory);
+    the folders removed."""
+    root = Path(root or tempfile.gettempdir())
+    now = time.time()
+    removed = []
+    try:
+        entries = [entry for entry in os.scandir(root) if entry.name.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return removed
+    for entry in entries:
+        folder = root / entry.name
+        if _abandoned(folder, now):
+            remove_tree(folder)
+            removed.append(folder)
+    return removed
 
 
 def copy_repository(source: Path, target: Path) -> list[str]:
