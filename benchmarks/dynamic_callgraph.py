@@ -1,8 +1,11 @@
 """The static call graph against a dynamic oracle: the calls real test suites make.
 
-    python -m benchmarks.dynamic_callgraph [--setup SETUP.json] [--baseline-python PY] [--out benchmarks/results/dynamic_callgraph.json]
+    python -m benchmarks.dynamic_callgraph [--projects PROJECTS.json] [--setup SETUP.json] [--baseline-python PY]
+        [--out benchmarks/results/dynamic_callgraph.json]
 
-Projects: the repair benchmark's pinned source distributions and click. Each project's own test
+Projects: the repair benchmark's pinned source distributions and click, or those a file names
+(--projects: name -> {"requirement": "pkg==1.0", "install": [pip requirements its tests need],
+"pytest_args": [...]}; --setup: name -> pip requirements, for the default set). Each project's own test
 suite runs under a profiler (`sys.setprofile`, threads included: this Python has no
 sys.monitoring) that records every call from a function of the project's code to another
 function of it (test files excluded on both sides), named `module.co_qualname`; lambdas and
@@ -14,6 +17,9 @@ them too. Reported per project: how many observed caller -> callee pairs the
 graph has (recall on executed code), with this codegraph and, when --baseline-python names an
 interpreter with an older codegraph, with that one indexing the same checkout in the same run;
 and the graph's edges that the run did not observe (not errors: tests do not run everything).
+Each miss is put in a kind by what the caller's call sites say (`miss_kinds`): no call there names
+the callee (an implicit call: an operator, a protocol, a property, a callback, getattr), a call
+names it and is unresolved, or resolved to something else.
 """
 
 from __future__ import annotations
@@ -72,7 +78,8 @@ def profile(frame, event, arg):
 threading.setprofile(profile)
 sys.setprofile(profile)
 try:
-    code = pytest.main(sys.argv[2:])
+    quiet = ["-W", "ignore::pytest.PytestRemovedIn10Warning"] if hasattr(pytest, "PytestRemovedIn10Warning") else []
+    code = pytest.main(sys.argv[2:] + quiet)
 finally:
     sys.setprofile(None)
     threading.setprofile(None)
@@ -97,7 +104,7 @@ def source_files(root: Path) -> dict[str, str]:
             and "conftest" not in f.path}
 
 
-def observe(root: Path, files: dict[str, str], scratch: Path) -> tuple[set, set]:
+def observe(root: Path, files: dict[str, str], scratch: Path, pytest_args: list[str] = ()) -> tuple[set, set]:
     """(caller, callee) pairs seen, and apart those whose callee is a generator or coroutine body
     (its caller is the code that iterates it, wherever the generator was made)."""
     out = scratch / f"{root.name}.trace.json"
@@ -105,7 +112,7 @@ def observe(root: Path, files: dict[str, str], scratch: Path) -> tuple[set, set]
     tracer.write_text(_TRACER)
     env_path = str(root / "src") if (root / "src").is_dir() else str(root)
     subprocess.run([sys.executable, str(tracer), str(out), "-q", "-p", "no:cacheprovider", "--no-header",
-                    "-W", "ignore::pytest.PytestRemovedIn10Warning"],
+                    *pytest_args],
                    cwd=root, capture_output=True, text=True, timeout=1800, check=False,
                    env={**os.environ, "PYTHONPATH": env_path, "CODEGRAPH_TRACE_FILES": json.dumps(sorted(files))})
     edges, resumed = set(), set()
@@ -133,6 +140,33 @@ def functions(db_path: Path) -> set[str]:
         con.close()
 
 
+_SITES = """
+SELECT callee_text, resolution, resolved_callee FROM calls
+WHERE caller_qualname = $caller AND (callee_name = $name OR callee_text = $name OR callee_text LIKE '%.' || $name)
+"""
+
+MISS_KINDS = ("not named at the call site", "named, unresolved", "named, resolved elsewhere")
+
+
+def miss_kind(con, caller: str, callee: str) -> str:
+    """Why the graph lacks an observed edge, read off the caller's sites that name the callee."""
+    sites = con.execute(_SITES, {"caller": caller, "name": callee.rpartition(".")[2]}).fetchall()
+    if not sites:
+        return MISS_KINDS[0]
+    return MISS_KINDS[1] if any(resolved is None for _, _, resolved in sites) else MISS_KINDS[2]
+
+
+def miss_kinds(db_path: Path, missed: set[tuple[str, str]]) -> dict[str, int]:
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        counts = dict.fromkeys(MISS_KINDS, 0)
+        for caller, callee in missed:
+            counts[miss_kind(con, caller, callee)] += 1
+        return counts
+    finally:
+        con.close()
+
+
 def index_with(python: str, root: Path, db_path: Path) -> None:
     code = ("import sys; from codegraph.indexer import index_repository; "
             "index_repository(sys.argv[1], sys.argv[2], embed=False)")
@@ -141,23 +175,27 @@ def index_with(python: str, root: Path, db_path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--projects", type=Path, help="JSON: name -> {requirement, install, pytest_args}")
     parser.add_argument("--setup", type=Path, help="JSON: project -> extra pip requirements for its tests")
     parser.add_argument("--baseline-python", help="an interpreter with the baseline codegraph installed")
     parser.add_argument("--out", default="benchmarks/results/dynamic_callgraph.json")
     args = parser.parse_args(argv)
     setup = json.loads(args.setup.read_text()) if args.setup else {}
+    projects = (json.loads(args.projects.read_text()) if args.projects else
+                {name: {"requirement": r, "install": setup.get(name, [])} for name, r in REQUIREMENTS.items()})
     runs = {"current": (sys.executable, PROJECT_RESOLUTIONS)}
     if args.baseline_python:
         runs["baseline"] = (args.baseline_python, _OLD_RESOLUTIONS)
     results: dict = {"measured": time.strftime("%Y-%m-%d"), "projects": {}}
     with tempfile.TemporaryDirectory(prefix="codegraph-dynamic-") as tmp:
         scratch = Path(tmp)
-        for name, requirement in REQUIREMENTS.items():
+        for name, spec in projects.items():
+            requirement = spec["requirement"]
             root = _extract(requirement, scratch)
-            if setup.get(name):
-                subprocess.run([sys.executable, "-m", "pip", "install", "-q", *setup[name]], check=True)
+            if spec.get("install"):
+                subprocess.run([sys.executable, "-m", "pip", "install", "-q", *spec["install"]], check=True)
             files = source_files(root)
-            observed, resumed = observe(root, files, scratch)
+            observed, resumed = observe(root, files, scratch, spec.get("pytest_args", []))
             project = {"requirement": requirement}
             for run, (python, resolutions) in runs.items():
                 db_path = scratch / f"{name}-{run}.duckdb"
@@ -173,6 +211,7 @@ def main(argv: list[str] | None = None) -> None:
                 project[run] = {"static_edges": len(static), "recall": round(len(found) / len(observed), 4)
                                 if observed else None, "missed": sorted(map(list, observed - static))[:400],
                                 "not_observed": len(static - everything),
+                                "miss_kinds": miss_kinds(db_path, observed - static) if run == "current" else None,
                                 "recall_with_generators": round(len(everything & static) / len(everything), 4)
                                 if everything else None}
             results["projects"][name] = project

@@ -49,11 +49,17 @@ SDIST_SKIP = re.compile(r"(^|/)(tests?|docs|examples|scripts)(/|$)")
 def _sdist(requirement: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     name, version = requirement.split("==")
-    found = list(CACHE.glob(f"{name}-{version}.tar.gz"))
+
+    def cached() -> list[Path]:  # sdists spell the name as they like: Markdown-3.6, more_itertools-10.3.0
+        wanted = f"{re.sub(r'[-_.]+', '-', name).lower()}-{version}.tar.gz"
+        return [p for p in CACHE.glob("*.tar.gz") if re.sub(r"[-_.]+", "-", p.name[:-len(f"-{version}.tar.gz")])
+                .lower() + f"-{version}.tar.gz" == wanted]
+
+    found = cached()
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                         requirement, "-d", str(CACHE)], check=True, capture_output=True)
-        found = list(CACHE.glob(f"{name}-{version}.tar.gz"))
+        found = cached()
     return found[0]
 
 
