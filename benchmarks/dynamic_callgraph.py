@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -167,6 +168,19 @@ def miss_kinds(db_path: Path, missed: set[tuple[str, str]]) -> dict[str, int]:
         con.close()
 
 
+_HOW = "SELECT DISTINCT resolution FROM calls WHERE caller_qualname = ? AND resolved_callee = ?"
+
+
+def sample_edges(db_path: Path, edges: set[tuple[str, str]], seed: str, k: int = 40) -> list[list]:
+    """k edges drawn with a seed, each as [caller, callee, its resolutions]."""
+    drawn = random.Random(seed).sample(sorted(edges), min(k, len(edges)))
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return [[a, b, sorted(r[0] for r in con.execute(_HOW, [a, b]).fetchall())] for a, b in drawn]
+    finally:
+        con.close()
+
+
 def index_with(python: str, root: Path, db_path: Path) -> None:
     code = ("import sys; from codegraph.indexer import index_repository; "
             "index_repository(sys.argv[1], sys.argv[2], embed=False)")
@@ -204,6 +218,7 @@ def main(argv: list[str] | None = None) -> None:
                     observed = {(a, b) for a, b in observed if b in functions(db_path)}
                     resumed = {(a, b) for a, b in resumed if b in functions(db_path)}
                     project["observed_edges"] = len(observed)
+                    project["observed"] = sorted(map(list, observed))
                     project["generator_edges"] = len(resumed)
                 static = static_edges(db_path, resolutions)
                 found = observed & static
@@ -212,6 +227,10 @@ def main(argv: list[str] | None = None) -> None:
                                 if observed else None, "missed": sorted(map(list, observed - static))[:400],
                                 "not_observed": len(static - everything),
                                 "miss_kinds": miss_kinds(db_path, observed - static) if run == "current" else None,
+                                # for judging precision by hand: 40 edges the run did not observe, drawn
+                                # with a seed, each with how the graph resolved it
+                                "not_observed_sample": sample_edges(db_path, static - everything, name)
+                                if run == "current" else None,
                                 "recall_with_generators": round(len(everything & static) / len(everything), 4)
                                 if everything else None}
             results["projects"][name] = project

@@ -51,9 +51,10 @@ def _sdist(requirement: str) -> Path:
     name, version = requirement.split("==")
 
     def cached() -> list[Path]:  # sdists spell the name as they like: Markdown-3.6, more_itertools-10.3.0
-        wanted = f"{re.sub(r'[-_.]+', '-', name).lower()}-{version}.tar.gz"
-        return [p for p in CACHE.glob("*.tar.gz") if re.sub(r"[-_.]+", "-", p.name[:-len(f"-{version}.tar.gz")])
-                .lower() + f"-{version}.tar.gz" == wanted]
+        suffix = f"-{version}.tar.gz"
+        wanted = re.sub(r"[-_.]+", "-", name).lower()
+        return [p for p in CACHE.glob(f"*{suffix}")
+                if re.sub(r"[-_.]+", "-", p.name[:-len(suffix)]).lower() == wanted]
 
     found = cached()
     if not found:

@@ -265,9 +265,13 @@ TABLES: tuple[Table, ...] = (
            "callers pass to the parameter called; a function handed to map, filter, sorted(key=), ...) | override "
            "(a subclass's method that replaces the one the receiver's class has) | wrapper (the function a decorator "
            "returns, which runs in place of the decorated one) | partial (the function a functools.partial "
-           "object wraps) | lambda (a lambda called from another function than the one it is written in: a "
-           "lambda has no node, its calls are that function's) | implicit (an implicit or init "
-           "row that ends in the repository's code) — the repository's own code; decorated (the decorated function "
+           "object wraps) | getattr (a method or function named by the string given to getattr: a plain string, or "
+           "every one whose name starts as the string does, `getattr(self, \"visit_\" + kind)`, in the object's "
+           "class, its bases and, for self, its subclasses) | name (a guess for `x.m()` where nothing says what x "
+           "holds: the one class family of the repository that defines m, when no builtin type and no class of the "
+           "library layer has an m; filter it out for certain edges only) | lambda (a lambda called from another "
+           "function than the one it is written in: a lambda has no node, its calls are that function's) | implicit "
+           "(an implicit or init row that ends in the repository's code) — the repository's own code; decorated (the decorated function "
            "the code names, next to its wrapper row: not a call edge); library (the standard library or "
            "a package it imports) | builtin | external (outside the graph) | NULL", stage="resolve"))),
     Table("refs", "the uses of names that are not calls, imports or base classes (those have their own tables; "
@@ -360,7 +364,8 @@ SYMBOL_COLUMNS = ("id", "kind", "name", "qualname", "module", "class_qualname", 
 RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in EXTRACTED if BY_NAME[t].names("resolve")}
 # How a call resolves when it ends at a definition of the repository's own code (calls.resolution).
 PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "return", "container",
-                                        "flow", "override", "wrapper", "partial", "lambda", "implicit")
+                                        "flow", "override", "wrapper", "partial", "lambda", "implicit",
+                                        "getattr", "name")
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 

@@ -5,8 +5,11 @@ from math import prod
 
 import pytest
 
+from benchmarks import retrieval_bench
+from benchmarks.dynamic_callgraph import MISS_KINDS, miss_kinds, sample_edges
 from benchmarks.metrics import dependency_invocation_rate, pass_at_k, reference_dependencies, summarise
 from benchmarks.runner import ResultStore, run_all, shard
+from codegraph.indexer import index_repository
 
 
 def _product_form(n: int, c: int, k: int) -> float:
@@ -67,7 +70,6 @@ def _square(task_id: str, options: dict) -> dict:
 def test_reference_dependencies_are_what_the_reference_calls_by_name(tmp_path):
     """DIR's denominator: the names the reference calls, not what Python runs for them (C()'s
     __init__, len(x)'s __len__, a property) nor what a parameter may hold."""
-    from codegraph.indexer import index_repository
 
     (tmp_path / "m.py").write_text(
         "class Box:\n    def __init__(self):\n        self.n = 0\n"
@@ -193,7 +195,6 @@ def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(t
 
 def test_compare_graphs_finds_a_changed_row_and_nothing_in_equal_builds(mini_repo, tmp_path):
     from benchmarks.compare_graphs import compare
-    from codegraph.indexer import index_repository
 
     one = index_repository(mini_repo, tmp_path / "one.duckdb", jobs=1, libraries=False, embed=False).db_path
     two = index_repository(mini_repo, tmp_path / "two.duckdb", jobs=1, libraries=False, embed=False).db_path
@@ -204,3 +205,28 @@ def test_compare_graphs_finds_a_changed_row_and_nothing_in_equal_builds(mini_rep
     differ = compare(str(one), str(three))
     assert any(d.startswith("main.globals: 0 rows only before, 1 only after") for d in differ), differ
     assert any(d.startswith("main.symbols:") for d in differ), differ
+
+
+def test_sdists_are_found_however_they_spell_their_name_and_never_in_another_version(tmp_path, monkeypatch):
+    for name in ("Markdown-3.6.tar.gz", "more_itertools-10.3.0.tar.gz", "click-8.1.3.tar.gz", "click-8.1.7.tar.gz"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setattr(retrieval_bench, "CACHE", tmp_path)
+    assert retrieval_bench._sdist("markdown==3.6").name == "Markdown-3.6.tar.gz"
+    assert retrieval_bench._sdist("more-itertools==10.3.0").name == "more_itertools-10.3.0.tar.gz"
+    assert retrieval_bench._sdist("click==8.1.3").name == "click-8.1.3.tar.gz"
+    assert retrieval_bench._sdist("click==8.1.7").name == "click-8.1.7.tar.gz"
+
+
+def test_the_oracle_puts_each_miss_in_a_kind_by_what_the_callers_sites_say(tmp_path):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "m.py").write_text(
+        "class A:\n    def run(self):\n        return 1\n    def __eq__(self, other):\n        return True\n\n\n"
+        "def unknown(x, y):\n    x.run_later()\n    return x == y\n\n\n"
+        "def elsewhere():\n    return A().run()\n")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path / "repo", db, jobs=1, embed=False, libraries=False)
+    missed = {("m.elsewhere", "m.A.__hash__"), ("m.unknown", "m.B.run_later"), ("m.elsewhere", "m.C.run")}
+    assert miss_kinds(db, missed) == dict(zip(MISS_KINDS, (1, 1, 1)))
+    drawn = sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
+    assert len(drawn) == 1 and drawn == sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
+    assert drawn[0][2] in (["type"], ["local"])

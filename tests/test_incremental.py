@@ -164,6 +164,60 @@ def test_added_definition_resolves_calls_elsewhere_and_removed_one_unresolves_th
     assert snapshot(removed.db_path) == snapshot(index_repository(mini_repo, tmp_path / "b.duckdb", jobs=1).db_path)
 
 
+
+def test_methods_named_by_a_string_and_guessed_by_name_follow_every_edit(tmp_path):
+    """A getattr with a string gains the method a subclass adds in another file; a call on an
+    unknown receiver guessed by its method's name loses the guess when a second class family
+    defines that name, and gets it back when that one goes: each update equals a rebuild."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "visit.py").write_text(textwrap.dedent("""\
+        class Visitor:
+            def visit(self, node):
+                return getattr(self, "visit_" + type(node).__name__)(node)
+        """))
+    (repo / "printer.py").write_text(textwrap.dedent("""\
+        from visit import Visitor
+
+        class Printer(Visitor):
+            def visit_Name(self, node):
+                return "name"
+        """))
+    (repo / "page.py").write_text("class Page:\n    def render_all(self):\n        return 1\n")
+    (repo / "use.py").write_text("def show(p):\n    return p.render_all()\n")
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+
+    def answers(text):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return sorted(r for r in con.execute(
+                "SELECT resolved_callee, resolution FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
+                [text]).fetchall())
+        finally:
+            con.close()
+
+    def step(name, change):
+        change()
+        updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+        assert updated.mode == "update", name
+        rebuilt = index_repository(repo, tmp_path / f"{name}.duckdb", jobs=1, libraries=False, embed=False)
+        assert snapshot(db) == snapshot(rebuilt.db_path), name
+
+    getattr_call = 'getattr(self, "visit_" + type(node).__name__)'
+    assert answers(getattr_call) == [("printer.Printer.visit_Name", "getattr")]
+    assert answers("p.render_all") == [("page.Page.render_all", "name")]
+    step("override", lambda: (repo / "printer.py").write_text(
+        (repo / "printer.py").read_text() + "\n    def visit_Call(self, node):\n        return 'call'\n"))
+    assert answers(getattr_call) == [("printer.Printer.visit_Call", "getattr"),
+                                     ("printer.Printer.visit_Name", "getattr")]
+    step("second family", lambda: (repo / "report.py").write_text(
+        "class Report:\n    def render_all(self):\n        return 2\n"))
+    assert answers("p.render_all") == []  # two families define it: no guess
+    step("alone again", lambda: (repo / "report.py").unlink())
+    assert answers("p.render_all") == [("page.Page.render_all", "name")]
+
+
 def _reader(db_path, sql):
     """A process that opens the graph read-only, answers `sql` once, waits for a line, answers again."""
     code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1], read_only=True); q = sys.argv[2]\n"

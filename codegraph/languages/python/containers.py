@@ -10,6 +10,7 @@ from .expressions import (
     _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
 
 
+_ATTRIBUTES = frozenset({"class_attribute", "instance_attribute"})
 _COPIED = re.compile(r"(?:tuple|list)\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 
 
@@ -55,8 +56,8 @@ class Containers:
         """(element, module and scope to read it in) of a container: a literal list, tuple, set or dict
         (its values), or a name whose value is one. The elements that name something, and with
         calls those that call something (`[Arg(), Arg()]`)."""
-        if text.endswith(".values()"):  # for v in HANDLERS.values(); for k, v in HANDLERS.items()
-            text = text[: -len(".values()")]
+        if text.endswith((".values()", ".copy()")):  # for v in HANDLERS.values(); self.filters = FILTERS.copy()
+            text = text.rpartition(".")[0]
         literal = _literal_elements(text, calls)
         if literal is not None:
             return [(e, module, scope) for e in literal]
@@ -72,11 +73,14 @@ class Containers:
                     for e in self._elements(value, module, at, depth + 1, calls)]
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
             klass = scope.rpartition(".")[0]
-            # self.FUNCS: the class's, or a subclass's own when self is one (Date.FUNCS under DateTime)
+            # self.FUNCS: the class's, or a subclass's own when self is one (Date.FUNCS under DateTime,
+            # self._methods set by a subclass's __init__)
             targets = [self.member(klass, rest), *(f"{sub}.{rest}" for sub in self.subclasses(klass)
-                                                   if self.defs.get(f"{sub}.{rest}") == "class_attribute")]
+                                                   if self.defs.get(f"{sub}.{rest}") in _ATTRIBUTES)]
         elif how in ("local", "import"):
             targets = [self.canonical(f"{target}.{rest}" if rest else target)]
+        elif how == "bound":  # ctx.environment.filters: an attribute of what a typed name holds
+            targets = [self.resolve_expression(text, module, scope)[0]]
         else:
             return []
         out = []
@@ -84,13 +88,17 @@ class Containers:
             star = self.stored_star(target) if self._flowing else None
             if star is not None:  # self.checks = checks, a *checks of __init__
                 out += self._star_arguments(*star)
-            if target is None or self.defs.get(target) not in ("variable", "class_attribute"):
+            kind = self.defs.get(target) if target is not None else None
+            if kind not in ("variable", "class_attribute", "instance_attribute"):
                 continue
             where, said = self.evidence.get(target, (None, None))
             if said:
                 holder = target.rpartition(".")[0]
-                out += self._elements(said, where, holder if self.defs.get(holder) == "class" else where, depth + 1,
-                                      calls)
+                at = holder if self.defs.get(holder) == "class" else where
+                if kind == "instance_attribute" and self.defs.get(f"{holder}.__init__") in _SELF_KINDS:
+                    at = f"{holder}.__init__"  # self.ops = {...}: read in __init__, where self is the instance
+                    self._need_scopes([at])
+                out += self._elements(said, where, at, depth + 1, calls)
         return out
 
     def stored_star(self, attribute: str | None) -> tuple[str, int] | None:

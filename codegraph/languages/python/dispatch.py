@@ -8,8 +8,9 @@ import functools
 import re
 from collections import defaultdict
 
-from .expressions import (_CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS,
-                          IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of, _function_scopes)
+from .expressions import (_BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
+                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of,
+                          _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
 
@@ -234,6 +235,47 @@ class Dispatch:
             if found and found != target and found not in self.libraries and found not in out:
                 out.append(found)
         return sorted(out)
+
+    def by_name(self, text: str, module: str, caller: str) -> list[tuple[str, str]]:
+        """`x.m()` where nothing says what x holds: the project's definition of m and its
+        overrides, when one class family alone defines m (its highest definition has every other
+        one below it), no builtin type or class of the library layer has an m, and m is not a
+        dunder (the graph's guess, labelled 'name'); else nothing."""
+        receiver, _, name = text.rpartition(".")
+        if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
+            return []
+        top = self._families().get(name)
+        if top is None:
+            return []
+        if receiver.partition(".")[0] not in ("self", "cls"):  # a module or a class lacks m: no guess
+            target, _ = self.resolve_expression(receiver, module, caller)
+            if target is not None and self.defs.get(target) in ("module", "class"):
+                return []
+        return [(top, "name"), *((t, "override") for t in self.overrides(top))]
+
+    def _families(self) -> dict[str, str]:
+        """name -> the highest definition of the one project class family defining that method
+        or property (by_name)."""
+        if self._family is None:
+            taken = set(_BUILTIN_MEMBERS)
+            owners: dict[str, list[str]] = defaultdict(list)
+            for qualname, kind in self.defs.items():
+                if kind in _METHOD_KINDS:
+                    klass, _, name = qualname.rpartition(".")
+                    if qualname in self.libraries:
+                        taken.add(name)
+                    elif self.defs.get(klass) == "class":
+                        owners[name].append(klass)
+            family: dict[str, str] = {}
+            for name, classes in owners.items():
+                if name in taken or name.startswith("__"):
+                    continue
+                defining = set(classes)
+                top = [k for k in classes if defining.isdisjoint(self.mro(k)[1:])]
+                if len(top) == 1:
+                    family[name] = f"{top[0]}.{name}"
+            self._family = family
+        return self._family
 
     def _descendants(self, klass: str) -> list[str]:
         found = self._below.get(klass)

@@ -7,13 +7,24 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import io
 import re
 import warnings
 from typing import Iterable
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 _SUPER = re.compile(r"super\(\)\.([A-Za-z_][A-Za-z_0-9]*)\Z")
+# super(C, self).f, super(C, cls).f: f after C in the MRO of the instance's class
+_SUPER_OF = re.compile(r"super\(\s*([A-Za-z_][A-Za-z_0-9.]*)\s*,\s*[A-Za-z_][A-Za-z_0-9]*\s*\)"
+                       r"\.([A-Za-z_][A-Za-z_0-9]*)\Z")
 BUILTINS = frozenset(dir(builtins))
+# The names the builtin types' values answer to: `d.update(x)` may be a dict's and `str(x)` runs
+# object's __str__, so no guess gives a project method of one of these names (Resolver.by_name,
+# Resolver._member_below).
+_BUILTIN_MEMBERS = frozenset(name for kind in (
+    object, type, str, bytes, bytearray, memoryview, int, float, complex, bool, list, tuple, dict, set, frozenset,
+    range, slice, BaseException, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter, io.BytesIO, io.StringIO)
+    for name in dir(kind))
 _SELF_KINDS = frozenset({"method", "property", "classmethod"})
 _SELF_OR_STATIC = _SELF_KINDS | {"staticmethod"}
 _LOCALS = ".<locals>."
@@ -190,6 +201,31 @@ def _call_parts(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]
     return tuple(positional), tuple((k.arg, ast.unparse(k.value)) for k in node.keywords if k.arg is not None)
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _getattr_named(text: str) -> tuple[str, str, bool] | None:
+    """`getattr(self, "visit_" + kind, None)` -> ('self', 'visit_', False): the object, and the
+    attribute's name (exact: a plain string) or the start every name it may be shares (a string
+    added to something, an f-string or a %-format starting with text); None for anything else."""
+    node = _parsed(text)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and 2 <= len(node.args) <= 3 and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)):
+        return None
+    name = node.args[1]
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return ast.unparse(node.args[0]), name.value, True
+    while isinstance(name, ast.BinOp) and isinstance(name.op, (ast.Add, ast.Mod)):
+        name = name.left
+    if isinstance(name, ast.JoinedStr) and name.values:
+        name = name.values[0]
+    if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value:
+        start = name.value.split("%", 1)[0] if isinstance(node.args[1], ast.BinOp) and \
+            isinstance(node.args[1].op, ast.Mod) else name.value
+        if start and _IDENTIFIER.match(start):
+            return ast.unparse(node.args[0]), start, False
+    return None
+
+
 def _call_arguments(text: str) -> tuple[str, ...]:
     """`cast(T, make())` -> ('T', 'make()')."""
     return _call_parts(text)[0]
@@ -211,10 +247,22 @@ def _literal_elements(text: str, calls: bool = False) -> list[str] | None:
         items = node.values
     elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = node.elts
+    elif isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp)):  # {k: getattr(self, "on_" + k) for k in K}
+        loop = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        item = node.value if isinstance(node, ast.DictComp) else node.elt
+        head = item
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        items = [] if isinstance(head, ast.Name) and head.id in loop else [item]  # the loop's own values: unknown
     else:
         return None
     kinds = (ast.Name, ast.Attribute, ast.Call) if calls else (ast.Name, ast.Attribute)
-    return [ast.unparse(e) for e in items if isinstance(e, kinds)]
+    return [ast.unparse(e) for e in items if isinstance(e, kinds) or _names_by_getattr(e)]
+
+
+def _names_by_getattr(node: ast.AST) -> bool:
+    """`getattr(obj, "name")`: a call that names a function, as a name does."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
 
 
 def _unique(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

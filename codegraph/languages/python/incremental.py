@@ -169,6 +169,32 @@ _MADE_USES_SQL = """
     SELECT file_id FROM calls WHERE resolved_callee IN (SELECT qualname FROM made)
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT qualname FROM made)
 """
+# What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
+# with a string an added name starts with, and those whose calls a sibling of an added definition
+# answers by a string, a container or a return (a registry or visitor in another file gains a member).
+_GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
+_NAMED_BY_STRING_SQL = f"""
+    SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
+                         WHERE callee_text = 'getattr' AND len(arguments) >= 2) c
+        WHERE start <> '' AND EXISTS (SELECT 1 FROM _added a WHERE starts_with(a.v, c.start))
+    UNION SELECT file_id FROM calls WHERE resolution IN ('getattr', 'container', 'return')
+        AND resolved_callee IS NOT NULL
+        AND left(resolved_callee, length(resolved_callee) - length(split_part(resolved_callee, '.', -1)) - 1)
+            IN (SELECT v FROM _owners)
+"""
+# Whatever else changed: the calls an added method may answer as an override (`x: Base; x.f()`
+# runs a new subclass's f too) or that a guess by name (Resolver.by_name) gains or loses, and
+# what getattr with a string may now give (_NAMED_BY_STRING_SQL).
+_OVERRIDES_AND_GUESSES_SQL = f"""
+    SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
+        AND resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name')
+    UNION SELECT file_id FROM calls WHERE resolved_callee IS NULL
+        AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)
+    UNION SELECT file_id FROM refs WHERE resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)
+    UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
+        AND split_part(text, '.', -1) IN (SELECT split_part(v, '.', -1) FROM _removed)
+    UNION {_NAMED_BY_STRING_SQL}
+"""
 # The def-only change: the files that pointed at a removed definition, or hold an unresolved
 # name (or a call an added override may answer) that an added one may now answer.
 _NAMES_CHANGED_SQL = f"""
@@ -178,8 +204,7 @@ _NAMES_CHANGED_SQL = f"""
     UNION SELECT file_id FROM inheritance WHERE resolved_base IN (SELECT v FROM _removed)
     UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
         AND callee_name IN (SELECT v FROM _added)
-    UNION SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
-        AND resolution IN ('self', 'type', 'flow', 'alias', 'override')  -- a new override
+    UNION {_OVERRIDES_AND_GUESSES_SQL}
     UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
         AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))
     UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
@@ -326,6 +351,7 @@ _USES_CHANGED_SQL = f"""
     UNION SELECT DISTINCT file_id FROM refs WHERE $retyped AND resolution IN ('type', 'alias')
     UNION {_CLASS_STATEMENTS_SQL}
     UNION {_IMPLICIT_USES_SQL}
+    UNION {_OVERRIDES_AND_GUESSES_SQL}
 """
 
 # The bindings (first column true) and parameters of the functions _s, in one statement: an update
@@ -506,11 +532,11 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     names = sorted({q.rpartition(".")[2] for q in came_and_went})
     others: list[int] = []
     affected: list[int] = []
+    register_values(con, "_removed", sorted({item[1] for item in old_interface - new_interface}))
+    register_values(con, "_added", sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface}))
+    register_values(con, "_owners", sorted({item[1].rpartition(".")[0] for item in new_interface - old_interface
+                                            if item[0] == "def"}))
     if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
-        removed = sorted({item[1] for item in old_interface - new_interface})
-        added_names = sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface})
-        register_values(con, "_removed", removed)
-        register_values(con, "_added", added_names)
         affected = [r[0] for r in con.execute(_NAMES_CHANGED_SQL, flags).fetchall()]
         others = sorted(set(affected) - set(gone_ids))
         if others:

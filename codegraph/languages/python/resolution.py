@@ -365,6 +365,9 @@ def _ref_answers(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) ->
             # a bare local name is a use of that local, whatever it holds (`h = helper` is the use of helper)
             local = "." not in text and resolver.lookup(text, module, scope)[1] == "bound"
             target, how = (None, None) if local else resolver.resolve_expression(text, module, scope)
+            if target is None and "." in text and not local:  # `node.start_pos`, nothing says what node is
+                target, how = next(((t, h) for t, h in resolver.by_name(text, module, scope)[:1]
+                                    if resolver.defs.get(t) == "property"), (None, None))
             if target is None or target not in resolver.defs or how == "builtin":
                 value = (None, None)
             else:

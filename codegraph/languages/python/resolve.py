@@ -20,8 +20,8 @@ from .containers import Containers
 from .dispatch import Dispatch
 from .flows import MAX_HOPS, Flows
 from .expressions import (
-    _DOTTED, _SUPER, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS, _function_scopes,
-    _CALLABLE_KINDS, _METHOD_KINDS, _IDENTIFIER, _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS,
+    _DOTTED, _SUPER, _SUPER_OF, BUILTINS, _SELF_KINDS, _SELF_OR_STATIC, _LOCALS, _MAX_DOTS, _CALLABLE_OR_CLASS,
+    _function_scopes, _CALLABLE_KINDS, _METHOD_KINDS, _IDENTIFIER, _NAMEISH, _TYPE_OF_CLASS, _CALLS_ITS_ARGUMENTS,
     PROTOCOL_CALLS, ONLY_MAKES_AN_ITERATOR, _ELEMENT_OF, _ENTERED, _CAUGHT, _DEFAULT, _FORWARDED, _evaluated,
     _GENERIC, _literal_elements, _unique, _bare_annotation, _OWN_CLASS, _GOT, _SUBSCRIPTED, _callee_of,
     _call_keywords, _split_receiver, _either, _is_lambda)
@@ -117,6 +117,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
         self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
+        self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
+        self._family: dict[str, str] | None = None  # by_name
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
@@ -456,6 +458,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
                 found = self.member(caller.rpartition(".")[0], match.group(1), skip_self=True)
                 return (found, "super") if found else (None, None)
             return None, None
+        if head.startswith("super("):
+            found = self._super_of(text, module, caller)
+            return (found, "super") if found else (None, None)
         if not _DOTTED.match(text):
             found = self.resolve_on_result(text, module, caller)
             if found[0] is None:  # partial(f, x)()
@@ -470,6 +475,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
             if found[0] is None:  # Guard()(error): Guard.__call__
                 runs = self._called_instance(text, module, caller)
                 found = runs[0] if runs else found
+            if found[0] is None:  # getattr(self, "visit_" + kind)(node)
+                named = self._getattr_targets(text, module, caller)
+                found = (named[0], "getattr") if named else found
             return found
         target, how = self.resolve_expression(text, module, caller)
         if target is None:
@@ -482,6 +490,21 @@ class Resolver(Dispatch, Containers, Values, Flows):
             if runs is not None:
                 return runs, "type"
         return target, how
+
+    def _super_of(self, text: str, module: str, caller: str) -> str | None:
+        """`super(C, self).f`: the first f after C in the MRO of the class the method belongs to
+        (its own class stands for type(self)); outside a method, or where C is not among that
+        class's bases, the first f in C's bases."""
+        match = _SUPER_OF.match(text)
+        if match is None:
+            return None
+        start = self.resolve_expression(match.group(1), module, caller)[0]
+        if start is None or self.defs.get(start) != "class":
+            return None
+        order = self.mro(caller.rpartition(".")[0]) if self.defs.get(caller) in _SELF_OR_STATIC else []
+        after = order[order.index(start) + 1:] if start in order else self.mro(start)[1:]
+        name = match.group(2)
+        return next((f"{klass}.{name}" for klass in after if f"{klass}.{name}" in self.defs), None)
 
     def _call_method(self, holder: str | None) -> str | None:
         """What calling an instance of the class runs: its __call__, when the project defines it."""
@@ -675,6 +698,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
             partial = self._partial_of(value, module, scope)
             if partial is not None:
                 return [(partial, "partial")]
+            named = self._getattr_targets(value, module, scope)
+            if named:  # f = getattr(self, "visit_" + kind); f()
+                return [(t, "getattr") for t in named]
             return self._returned_answers(value, module, scope) or \
                 self._container_targets(value, module, scope) or \
                 self._called_instance(value, module, scope)  # f = FUNCS.get(fmt); f(). c = C(); c()
@@ -759,6 +785,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
                 found += self._given_targets(text, module, caller) or []
         elif text.endswith(")") and _callee_of(text) is not None:
             found += self._returned_answers(text, module, caller)
+            found += [(t, "getattr") for t in self._getattr_targets(text, module, caller)]
         else:
             found += self._container_targets(text, module, caller) or self._on_made(text, module, caller)
         for target, how in list(found):
@@ -771,6 +798,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
             return found
         found = [f for i, f in enumerate(_unique(f for f in found if f != (caller, "lambda"))) if i == 0 or (
             f[0] not in self.libraries and self.defs.get(f[0]) in _CALLABLE_OR_CLASS)]
+        if not found and first[0] is None and "." in text:  # nothing says what the receiver is
+            found = self.by_name(text, module, caller)
         return found or [first]
 
     def assigned_callees(self, text: str, module: str, caller: str, first: tuple[str | None, str | None]

@@ -126,7 +126,8 @@ class Uses:
         object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
         A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__), an
         f-string's `{x}` its __format__ (or __str__, or __repr__).
-        Operators on a method's own instance too: `self[k]`, `k in self`, `self == other`."""
+        Operators on a name or an attribute: `cache[k]`, `k in self.seen`, `version < other` (the
+        left operand's method; `in`, the right one's)."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if node.type == "as_pattern":  # with X as y: the object is X
@@ -143,8 +144,10 @@ class Uses:
                 self._implicit_rows(node, scope, text, (self._FORMATTED.get(self.text(conversion), "__format__"),))
         for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
-                if scope.self_name == "self":
-                    self._implicit_rows(node, scope, "self", operations(node))
+                methods = operations(node)
+                text = self.flat(node) if methods else None
+                if text is not None and len(text) <= _VALUE_LIMIT:
+                    self._implicit_rows(node, scope, text, methods)
 
     def _implicit_rows(self, node: Node, scope: Scope, text: str, methods: Iterable[str]) -> None:
         sp, ep = node.start_point, node.end_point

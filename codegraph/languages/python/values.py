@@ -5,9 +5,9 @@ call may evaluate to. A mixin of Resolver (resolve.py), whose names, bindings an
 from __future__ import annotations
 
 from .expressions import (
-    _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER, _SELF_KINDS,
-    _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either, _evaluated,
-    _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
+    _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
+    _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
+    _evaluated, _getattr_named, _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
 
 
 def _kept(how: str, label: str) -> str:
@@ -174,11 +174,13 @@ class Values:
         return None
 
     def _member_chain(self, holder: str, parts: list[str]) -> str | None:
-        """`holder.a.b`: the member b of the class a's value is an instance of, and so on."""
+        """`holder.a.b`: the member b of the class a's value is an instance of, and so on. A
+        member the class lacks is a subclass's (`node: Node; node.as_const()` where Expr(Node)
+        defines it): the value is an instance of one."""
         if len(parts) == 1:
-            return self.member(holder, parts[0])
+            return self.member(holder, parts[0]) or self._member_below(holder, parts[0])
         for i, part in enumerate(parts):
-            member = self.member(holder, part)
+            member = self.member(holder, part) or self._member_below(holder, part)
             if member is None:
                 return None
             if i == len(parts) - 1:
@@ -187,6 +189,18 @@ class Values:
             if holder is None:
                 return None
         return None
+
+    def _member_below(self, holder: str, name: str) -> str | None:
+        """The definition of `name` highest in the project's subclasses of holder (the others
+        are its overrides, or its siblings'), when the class is the project's and lacks it."""
+        if self.defs.get(holder) != "class" or holder in self.libraries or name in _BUILTIN_MEMBERS \
+                or name.startswith("__"):
+            return None  # object's __str__ and the like are every class's
+        found = [m for sub in self.subclasses(holder) if (m := self.member(sub, name)) is not None
+                 and m not in self.libraries]
+        if not found:
+            return None
+        return min(found, key=lambda m: (len(self.mro(m.rpartition(".")[0])), m))
 
     def _returned_callables(self, call_text: str, module: str, scope: str) -> list[str]:
         """`make(...)`: the functions and classes the return statements of make give back."""
@@ -254,6 +268,8 @@ class Values:
                         len(_call_arguments(text)) == 1 else None
                     if wrapped is not None:
                         out.append((wrapped, "callable"))
+                    elif target == "builtins.getattr":  # return getattr(self, f"visit_{kind}", None)
+                        out += [(t, "callable") for t in self._getattr_targets(text, module, function)]
                     elif target is not None and self.defs.get(target) == "class":
                         out.append((target, "instance"))
                     elif target is None:  # return SHELLS.get(name)
@@ -264,6 +280,59 @@ class Values:
             return _unique(out)
         finally:
             self._busy.discard(function)
+
+    def _getattr_targets(self, call_text: str, module: str, scope: str) -> list[str]:
+        """`getattr(self, "visit_" + kind)`: the methods the call may give, every one whose name
+        starts so (or has the name, when it is a plain string) in the class of the object and its
+        bases, and, for `self` and `cls`, in its subclasses too; of a module, its functions and
+        classes. Nothing for a name the text does not start (`getattr(self, name)`)."""
+        said = _getattr_named(call_text)
+        if said is None or self.resolve_call("getattr", module, scope)[0] != "builtins.getattr":
+            return []
+        receiver, name, exact = said
+        klass, own = self._receiver_class(receiver, module, scope)
+        if klass is None:
+            return []
+        if self.defs.get(klass) == "module":
+            owners = [klass]
+        else:
+            owners = self.mro(klass) + (self.subclasses(klass) if own else [])
+        found = []
+        for owner in owners:
+            if exact:
+                candidate = f"{owner}.{name}"
+                found += [candidate] if self.defs.get(candidate) in _CALLABLE_OR_CLASS else []
+            else:
+                found += [f"{owner}.{n}" for n in self._named_in(owner) if n.startswith(name)]
+        return [t for t in dict.fromkeys(found) if t not in self.libraries]
+
+    def _receiver_class(self, text: str, module: str, scope: str) -> tuple[str | None, bool]:
+        """The class (or module) an object is: (klass, True) for the first parameter of a method
+        (`self`, `cls`: any subclass's instance too), (klass, False) for a class, a module or an
+        instance of a known class."""
+        if _IDENTIFIER.match(text):
+            bound, how = self.lookup(text, module, scope)
+            if how == "bound":
+                where, _, name = bound.partition("\x00")
+                kind, _, _, position = self.scope_facts[where][name]
+                if kind == "parameter" and position == 0 and self.defs.get(where) in _SELF_KINDS:
+                    return where.rpartition(".")[0], True
+        if _DOTTED.match(text):
+            target, _ = self.resolve_expression(text, module, scope)
+            if target is not None and self.defs.get(target) in ("class", "module"):
+                return target, False
+        return self._type_of_value(text, module, scope), False
+
+    def _named_in(self, owner: str) -> tuple[str, ...]:
+        """The names of the functions, methods and classes defined directly in a class or module."""
+        if self._owned is None:
+            owned: dict[str, list[str]] = {}
+            for qualname, kind in self.defs.items():
+                if kind in _CALLABLE_OR_CLASS:
+                    parent, _, name = qualname.rpartition(".")
+                    owned.setdefault(parent, []).append(name)
+            self._owned = {parent: tuple(names) for parent, names in owned.items()}
+        return self._owned.get(owner, ())
 
     def resolve_on_result(self, text: str, module: str, caller: str) -> tuple[str | None, str | None]:
         """`C().f`, `make().f`, `self.get().f`: a method on what a call returns."""
