@@ -53,7 +53,8 @@ _QUERY_TEXT = """
 (boolean_operator right: [(identifier) (attribute)] @implicit_truth)
 (assert_statement . [(identifier) (attribute)] @implicit_truth)
 (interpolation expression: [(identifier) (attribute)] @implicit_format)
-(subscript value: [(identifier) (attribute)] @implicit_item)
+(subscript value: (attribute) @implicit_item)
+(subscript value: (identifier) @implicit_item (#eq? @implicit_item "self"))
 (comparison_operator [(identifier) (attribute)] @implicit_compare)
 (return_statement (_) @bind_return)
 (attribute) @ref_attribute

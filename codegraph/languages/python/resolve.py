@@ -451,6 +451,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
                     runs = self._call_method(self.type_of(found))  # _regex = Memoizer(); self._regex()
                     if runs is not None:
                         return runs, "type"
+                if found is None:  # a template method: the class lacks it, its subclasses define it
+                    found = self._member_below(caller.rpartition(".")[0], rest)
                 return (found, "self") if found else (None, None)
         if head.startswith("super()"):
             match = _SUPER.match(text)
