@@ -145,6 +145,9 @@ class Values:
         """`C(...)` is a C; `make(...)` is what make returns; `other` is what other holds;
         `cast(C, x)` and `type(self)(...)` say it; `table[k]` and `table.get(k)` hold what the
         table's annotation or literal says its values are."""
+        sides = _either(text)
+        if len(sides) > 1 and depth < 4:  # self.context = make(node) or _Context(node): the first side that says
+            return next((t for side in sides if (t := self._type_of_value(side, module, scope, depth + 1))), None)
         callee = _callee_of(text)
         lookup_scope = scope if scope in self.defs else module
         own = _own_class_call(text)
