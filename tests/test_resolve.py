@@ -1,7 +1,11 @@
 """The resolver on shapes real packages have, without indexing anything."""
 
+import textwrap
 import time
 
+import duckdb
+
+from codegraph.indexer import index_repository
 from codegraph.languages.python.resolve import Resolver
 
 
@@ -43,7 +47,6 @@ def test_a_name_both_defined_and_assigned_is_the_later_of_the_two_except_an_acce
 
     import duckdb
 
-    from codegraph.indexer import index_repository
 
     (tmp_path / "m.py").write_text(textwrap.dedent("""\
         def _fallback(xs):
@@ -100,7 +103,6 @@ def test_a_called_lambda_is_what_it_returns_not_a_lambda(tmp_path):
     is no edge to make."""
     import duckdb
 
-    from codegraph.indexer import index_repository
 
     (tmp_path / "m.py").write_text("def helper():\n    return 1\n\n\ndef make():\n    return (lambda: helper)()\n\n\n"
                                    "def pick():\n    return lambda: helper()\n\n\n"
@@ -122,7 +124,6 @@ def test_a_decorator_with_optional_arguments_wraps_in_both_spellings(tmp_path):
 
     import duckdb
 
-    from codegraph.indexer import index_repository
 
     (tmp_path / "m.py").write_text(textwrap.dedent("""\
         from functools import partial
@@ -213,3 +214,49 @@ def test_a_name_looked_up_in_a_function_no_one_taught_it_asks_the_loader():
     assert resolver.subclasses("m.Base") == ["m.serve.<locals>.Handler"]
     assert resolver.resolved_bases("m.serve.<locals>.Handler") == [("m.Base", "alias")]
     assert asked == [["m.serve"]]
+
+
+def test_a_receiver_nothing_describes_is_guessed_by_the_one_family_defining_the_method(tmp_path):
+    """`x.render_all()` on a parameter: the one class family's method and its override; never
+    where the code says the receiver is a library's or builtin's value (re.compile, dict(), a
+    string), a module or a class, nor for a name two families define or a builtin type has."""
+    (tmp_path / "shapes.py").write_text(textwrap.dedent("""\
+        import re
+
+        class Page:
+            def render_all(self):
+                return 1
+            def shared(self):
+                return 1
+
+        class Cover(Page):
+            def render_all(self):
+                return 2
+
+        class Other:
+            def shared(self):
+                return 3
+            def sub(self, a, b):
+                return a
+
+        MARK = re.compile("x")
+
+        def show(p, q):
+            p.render_all()
+            q.shared()
+            p.update()
+            MARK.sub("", "y")
+            d = dict(a=1)
+            d.render_all()
+            "text".render_all()
+            Page.render_all(p)
+        """))
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT callee_text, resolved_callee, resolution FROM calls WHERE caller_qualname = "
+                       "'shapes.show' AND callee_text LIKE '%.%' ORDER BY line, alternative").fetchall()
+    con.close()
+    assert [r for r in rows if r[2] in ("name", "override")] == [
+        ("p.render_all", "shapes.Page.render_all", "name"), ("p.render_all", "shapes.Cover.render_all", "override")]
+    assert ("Page.render_all", "shapes.Page.render_all", "local") in rows

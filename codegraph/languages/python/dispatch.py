@@ -15,6 +15,9 @@ from ...schema import PROJECT_RESOLUTIONS
 
 
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
+_LITERAL = re.compile(r"""[-+]?[0-9.]|[rbfuRBFU]{0,2}["']|[\[{(]""")  # a number, a string, a display
+_FOREIGN = ("builtin", "library", "external")
+_CALL_HEAD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\(")
 
 
 class Dispatch:
@@ -245,13 +248,41 @@ class Dispatch:
         if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
             return []
         top = self._families().get(name)
-        if top is None:
+        if top is None or self._not_ours(receiver, module, caller):
             return []
-        if receiver.partition(".")[0] not in ("self", "cls"):  # a module or a class lacks m: no guess
-            target, _ = self.resolve_expression(receiver, module, caller)
-            if target is not None and self.defs.get(target) in ("module", "class"):
-                return []
         return [(top, "name"), *((t, "override") for t in self.overrides(top))]
+
+    def _not_ours(self, receiver: str, module: str, caller: str) -> bool:
+        """Does the code say the receiver is anything but an instance of a project class: a module
+        or a class itself, a library's or builtin's name, or a value a literal or a call of a
+        library or builtin gives (`self.pattern = re.compile(...)`, `self.dict = dict(...)`)?"""
+        if receiver in ("self", "cls"):
+            return False
+        target, how = self.resolve_expression(receiver, module, caller)
+        if how in _FOREIGN or (target is not None and self.defs.get(target) in ("module", "class")):
+            return True
+        head, _, attribute = receiver.partition(".")
+        if target is None and head in ("self", "cls") and attribute and "." not in attribute:
+            target = self.member(caller.rpartition(".")[0], attribute)  # a method defined twice (py2/py3 branches)
+        said: list[tuple[str, str, str]] = []  # (module, scope, value)
+        if target is not None and self.defs.get(target) in ("variable", "class_attribute", "instance_attribute") \
+                and target in self.evidence:
+            where, value = self.evidence[target]
+            said.append((where, target.rpartition(".")[0] or where, value))
+        elif "." not in receiver:
+            bound, how = self.lookup(receiver, module, caller)
+            if how == "bound":
+                said += [(module, at, value) for value, at in self._bound_values(bound)]
+        for where, scope, value in said:
+            if _LITERAL.match(value):
+                return True
+            called = _CALL_HEAD.match(value)  # the value may be cut: its start says what is called
+            callee = called.group(1) if called else None
+            if callee is not None:
+                found, how = self.resolve_call(callee, where, scope if scope in self.defs else where)
+                if how in _FOREIGN or found in self.libraries:
+                    return True
+        return False
 
     def _families(self) -> dict[str, str]:
         """name -> the highest definition of the one project class family defining that method
