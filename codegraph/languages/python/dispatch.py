@@ -4,6 +4,7 @@ overrides in subclasses that a call on a base class's method may reach. A part o
 
 from __future__ import annotations
 
+import builtins
 import functools
 import re
 from collections import defaultdict
@@ -17,6 +18,7 @@ from ...schema import PROJECT_RESOLUTIONS
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 _LITERAL = re.compile(r"""[-+]?[0-9.]|[rbfuRBFU]{0,2}["']|[\[{(]""")  # a number, a string, a display
 _FOREIGN = ("builtin", "library", "external")
+_PASSES_THROUGH = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
 _CALL_HEAD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\(")
 
 
@@ -276,12 +278,24 @@ class Dispatch:
         for where, scope, value in said:
             if _LITERAL.match(value):
                 return True
-            called = _CALL_HEAD.match(value)  # the value may be cut: its start says what is called
-            callee = called.group(1) if called else None
-            if callee is not None:
+            callee = _callee_of(value)
+            if callee is None and value.endswith("..."):  # stored cut: its start says what is called
+                called = _CALL_HEAD.match(value)
+                callee = called.group(1) if called else None
+            if callee is not None and _DOTTED.match(callee):
                 found, how = self.resolve_call(callee, where, scope if scope in self.defs else where)
-                if how in _FOREIGN or found in self.libraries:
+                if found is not None and self._makes_foreign(found, how):
                     return True
+        return False
+
+    def _makes_foreign(self, found: str, how: str | None) -> bool:
+        """Does calling `found` give a builtin's or a library's value: a builtin type (`dict(...)`,
+        not `next(it)`, which gives what it is handed), a library class, or a library function
+        that does not hand back what it is given (`re.compile`, not `copy.copy`)?"""
+        if how == "builtin":
+            return isinstance(getattr(builtins, found.rpartition(".")[2], None), type)
+        if how in _FOREIGN or found in self.libraries:
+            return found not in _PASSES_THROUGH
         return False
 
     def _families(self) -> dict[str, str]:
