@@ -10,8 +10,8 @@ import re
 from collections import defaultdict
 
 from .expressions import (_BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
-                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments, _callee_of,
-                          _function_scopes)
+                          _METHOD_KINDS, _SELF_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments,
+                          _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
 
@@ -267,10 +267,13 @@ class Dispatch:
         if target is None and head in ("self", "cls") and attribute and "." not in attribute:
             target = self.member(caller.rpartition(".")[0], attribute)  # a method defined twice (py2/py3 branches)
         said: list[tuple[str, str, str]] = []  # (module, scope, value)
-        if target is not None and self.defs.get(target) in ("variable", "class_attribute", "instance_attribute") \
-                and target in self.evidence:
+        kind = self.defs.get(target) if target is not None else None
+        if kind in ("variable", "class_attribute", "instance_attribute") and target in self.evidence:
             where, value = self.evidence[target]
-            said.append((where, target.rpartition(".")[0] or where, value))
+            holder = target.rpartition(".")[0]
+            if kind == "instance_attribute":  # `self.dict = dict(...)` reads dict where __init__ does, not the class's
+                holder = f"{holder}.__init__" if self.defs.get(f"{holder}.__init__") in _SELF_KINDS else where
+            said.append((where, holder or where, value))
         elif "." not in receiver:
             bound, how = self.lookup(receiver, module, caller)
             if how == "bound":
