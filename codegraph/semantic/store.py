@@ -9,9 +9,12 @@ missing, damaged or from another state.
 from __future__ import annotations
 
 
+import hashlib
 import json
+import mmap
 import os
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -145,7 +148,6 @@ class VectorCache:
 
     def write(self, path: Path, token: str) -> None:
         """Atomically: a reader sees the old file or the new one, never half of one."""
-        import hashlib
 
         payload = self._payload()
         digest = hashlib.sha256()
@@ -166,7 +168,6 @@ class VectorCache:
     def read(cls, path: Path, *, token: str | None = None, verify: bool = False) -> "VectorCache | None":
         """The cache at `path` when it is whole and (with `token`) made from that database state;
         None otherwise. `verify` also checks the payload's checksum (what `index` does)."""
-        import hashlib
 
         try:
             data = _map(path)
@@ -213,7 +214,6 @@ def _map(path: Path):
     stop the indexer from replacing the file (Windows)."""
     if os.name == "nt":
         return path.read_bytes()
-    import mmap
 
     with open(path, "rb") as fh:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -224,7 +224,6 @@ def build_vector_cache(con: duckdb.DuckDBPyConnection, db_path: str | Path, *, p
     """Write the cache for the database's current vectors and record its token in meta. With
     `changed_files` (an update), the previous cache is reused for the files that did not change,
     when it is intact and was made from the previous state."""
-    import uuid
 
     meta = get_meta(con)
     model_id, dim = meta.get("embedding_model"), int(meta.get("embedding_dim") or 0)

@@ -95,9 +95,8 @@ class Containers:
             if said:
                 holder = target.rpartition(".")[0]
                 at = holder if self.defs.get(holder) == "class" else where
-                if kind == "instance_attribute" and self.defs.get(f"{holder}.__init__") in _SELF_KINDS:
-                    at = f"{holder}.__init__"  # self.ops = {...}: read in __init__, where self is the instance
-                    self._need_scopes([at])
+                if kind == "instance_attribute":  # self.ops = {...}: read in __init__, where self is the instance
+                    at = self._init_scope(holder) or at
                 out += self._elements(said, where, at, depth + 1, calls)
         return out
 

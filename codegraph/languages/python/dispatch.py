@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 
 from .expressions import (_BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
-                          _METHOD_KINDS, _SELF_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments,
+                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments,
                           _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
@@ -272,7 +272,7 @@ class Dispatch:
             where, value = self.evidence[target]
             holder = target.rpartition(".")[0]
             if kind == "instance_attribute":  # `self.dict = dict(...)` reads dict where __init__ does, not the class's
-                holder = f"{holder}.__init__" if self.defs.get(f"{holder}.__init__") in _SELF_KINDS else where
+                holder = self._init_scope(holder) or where
             said.append((where, holder or where, value))
         elif "." not in receiver:
             bound, how = self.lookup(receiver, module, caller)

@@ -207,8 +207,7 @@ def _getattr_named(text: str) -> tuple[str, str, bool] | None:
     attribute's name (exact: a plain string) or the start every name it may be shares (a string
     added to something, an f-string or a %-format starting with text); None for anything else."""
     node = _parsed(text)
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and 2 <= len(node.args) <= 3 and not node.keywords
+    if not (_names_by_getattr(node) and 2 <= len(node.args) <= 3 and not node.keywords
             and not any(isinstance(a, ast.Starred) for a in node.args)):
         return None
     name = node.args[1]

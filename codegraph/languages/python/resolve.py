@@ -617,10 +617,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
     def _binding_targets(self, bound: str, rest: str, module: str) -> list[tuple[str, str]]:
         scope, _, name = bound.partition("\x00")
         kind, values, annotation, position = self.scope_facts[scope][name]
-        holder = None
-        if kind == "parameter" and position == 0 and self.defs.get(scope) in _SELF_KINDS:
-            holder = scope.rpartition(".")[0]
-        elif annotation:
+        holder = self._instance_of(bound)
+        if holder is None and annotation:
             holder = self._type_of_annotation(annotation, module, scope)
         if holder is not None and (rest or not annotation or kind != "parameter"):
             if not rest and kind == "parameter" and self.defs.get(scope) == "classmethod":

@@ -126,8 +126,9 @@ class Uses:
         object and the method (`Ctx().__enter__`), for the resolver to follow like any call.
         A truth test of a name (`if x:`, `not x`, `x or y`) runs its __bool__ (or __len__), an
         f-string's `{x}` its __format__ (or __str__, or __repr__).
-        Operators on a name or an attribute: `cache[k]`, `k in self.seen`, `version < other` (the
-        left operand's method; `in`, the right one's)."""
+        Operators: a comparison of a name or an attribute (`version < other`, `k in self.seen`: the
+        left operand's method; `in`, the right one's), a subscript of self or an attribute
+        (`self[k]`, `self.cache[k]`; of a plain name it costs more rows than it finds)."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if node.type == "as_pattern":  # with X as y: the object is X

@@ -315,16 +315,32 @@ class Values:
         instance of a known class."""
         if _IDENTIFIER.match(text):
             bound, how = self.lookup(text, module, scope)
-            if how == "bound":
-                where, _, name = bound.partition("\x00")
-                kind, _, _, position = self.scope_facts[where][name]
-                if kind == "parameter" and position == 0 and self.defs.get(where) in _SELF_KINDS:
-                    return where.rpartition(".")[0], True
+            instance = self._instance_of(bound) if how == "bound" else None
+            if instance is not None:
+                return instance, True
         if _DOTTED.match(text):
             target, _ = self.resolve_expression(text, module, scope)
             if target is not None and self.defs.get(target) in ("class", "module"):
                 return target, False
         return self._type_of_value(text, module, scope), False
+
+    def _instance_of(self, bound: str) -> str | None:
+        """The class a method's first parameter (`self`, `cls`) is an instance of, for a bound
+        name (`scope\x00name`); None for any other name."""
+        where, _, name = bound.partition("\x00")
+        kind, _, _, position = self.scope_facts[where][name]
+        if kind == "parameter" and position == 0 and self.defs.get(where) in _SELF_KINDS:
+            return where.rpartition(".")[0]
+        return None
+
+    def _init_scope(self, klass: str) -> str | None:
+        """Where an instance attribute's value is read: the class's __init__, when it has one (self
+        is the instance there, and a name is the module's, not a member the class body holds)."""
+        init = f"{klass}.__init__"
+        if self.defs.get(init) not in _SELF_KINDS:
+            return None
+        self._need_scopes([init])
+        return init
 
     def _named_in(self, owner: str) -> tuple[str, ...]:
         """The names of the functions, methods and classes defined directly in a class or module."""
