@@ -313,6 +313,10 @@ def test_a_killed_runs_scratch_copy_is_removed_by_the_next_run_and_a_live_one_is
         assert not live.exists()
         assert (elsewhere / "keep.txt").read_text() == "keep" and young.is_dir()
         assert sweep_abandoned(tmp_path) == []  # its own folder is held
+        odd = tmp_path / f"{SCRATCH_PREFIX}fifo"  # an owner file fenced code replaced by a FIFO: no wait
+        odd.mkdir()
+        os.mkfifo(odd / ".owner")
+        assert sweep_abandoned(tmp_path) == [] and odd.is_dir()
         mine.remove()
         assert not mine.path.exists()
     finally:

@@ -63,13 +63,15 @@ def _abandoned(folder: Path, now: float) -> bool:
         return False
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         return False  # a link or another user's folder: not ours to judge
-    try:
-        fd = os.open(folder / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # non-blocking: fenced code could have put a FIFO there, whose open would wait for a writer
+        fd = os.open(folder / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return now - st.st_mtime > UNOWNED_AGE
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False  # not what a run made: left alone
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False  # held: its run is alive
