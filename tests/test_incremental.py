@@ -218,6 +218,45 @@ def test_methods_named_by_a_string_and_guessed_by_name_follow_every_edit(tmp_pat
     assert answers("p.render_all") == [("page.Page.render_all", "name")]
 
 
+def test_a_function_added_to_a_module_reaches_getattr_on_that_module_and_no_other_getattr(tmp_path):
+    """getattr(module, "_" + x) gains a function the module adds, an update equal to a rebuild;
+    a getattr on `self` with the same prefix cannot give a module's function, so its file (whose
+    re-resolution would carry on to every file it passes arguments to) is left as it is."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "helpers.py").write_text("def _one(x):\n    return x\n")
+    (repo / "by_module.py").write_text(textwrap.dedent("""\
+        from pkg import helpers
+
+        def run(kind):
+            return getattr(helpers, "_" + kind)(1)
+        """))
+    (repo / "by_self.py").write_text(textwrap.dedent("""\
+        class Box:
+            def _open(self):
+                return 1
+
+            def act(self, kind):
+                return getattr(self, "_" + kind)()
+        """))
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    with (repo / "pkg" / "helpers.py").open("a") as f:
+        f.write("\n\ndef _two(x):\n    return x\n")
+    updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update" and updated.reresolved == 1  # by_module.py, not by_self.py
+    rebuilt = index_repository(repo, tmp_path / "rebuilt.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(db) == snapshot(rebuilt.db_path)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert sorted(r[0] for r in con.execute(
+            "SELECT resolved_callee FROM calls WHERE callee_text = 'getattr(helpers, \"_\" + kind)'").fetchall()) == [
+            "pkg.helpers._one", "pkg.helpers._two"]
+    finally:
+        con.close()
+
+
 def _reader(db_path, sql):
     """A process that opens the graph read-only, answers `sql` once, waits for a line, answers again."""
     code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1], read_only=True); q = sys.argv[2]\n"

@@ -170,13 +170,22 @@ _MADE_USES_SQL = """
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT qualname FROM made)
 """
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
-# with a string an added name starts with, and those whose calls a sibling of an added definition
-# answers by a string, a container or a return (a registry or visitor in another file gains a member).
+# with a string an added name starts with (a method: anywhere, its class may be any object's; a
+# function or class of a module (_added_globals, qualnames): only where a name is imported that is
+# the module, a package above it or a module in it, or a star import brings names, as a module is
+# an object only by an import), and those whose calls a sibling of an added definition answers by
+# a string, a container or a return (a registry or visitor in another file gains a member).
 _GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
 _NAMED_BY_STRING_SQL = f"""
     SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
                          WHERE callee_text = 'getattr' AND len(arguments) >= 2) c
-        WHERE start <> '' AND EXISTS (SELECT 1 FROM _added a WHERE starts_with(a.v, c.start))
+        WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(a.v, c.start))
+            OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,
+                                             left(v, length(v) - length(split_part(v, '.', -1)) - 1) AS owner
+                                      FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
+                       WHERE starts_with(a.name, c.start) AND (i.is_star OR EXISTS (
+                           SELECT 1 FROM (VALUES (i.resolved_qualname), (i.resolved_module)) r(m)
+                           WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.')))))
     UNION SELECT file_id FROM calls WHERE resolution IN ('getattr', 'container', 'return')
         AND resolved_callee IS NOT NULL
         AND left(resolved_callee, length(resolved_callee) - length(split_part(resolved_callee, '.', -1)) - 1)
@@ -534,6 +543,10 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     affected: list[int] = []
     register_values(con, "_removed", sorted({item[1] for item in old_interface - new_interface}))
     register_values(con, "_added", sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface}))
+    added_defs = {item[1] for item in new_interface - old_interface if item[0] == "def"}
+    register_values(con, "_added_members", sorted({q.rpartition(".")[2] for q in added_defs
+                                                   if q.rpartition(".")[0] in classes}))
+    register_values(con, "_added_globals", sorted(q for q in added_defs if q.rpartition(".")[0] not in classes))
     register_values(con, "_owners", sorted({item[1].rpartition(".")[0] for item in new_interface - old_interface
                                             if item[0] == "def"}))
     if def_like and (changed or remade):  # remade: a class's metaclass keyword changed

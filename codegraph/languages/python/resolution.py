@@ -206,7 +206,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
-    work = _Answers(resolver, refs, calls, modules, flow_sites, emit if parts == 1 else None)
+    work = _Answers(resolver, refs, calls, modules, flow_sites, emit)
     if emit is not None:
         emit("imports", out.pop("imports"))
     work.split(parts)
@@ -216,13 +216,12 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
         out["refs"], properties = _refs_table(resolver, refs, ref_values)
         answered, inits = _calls_tables(resolver, calls, call_answers)
         out["calls"] = pa.concat_tables([t for t in (answered, inits, _as_calls(properties, answered)) if t is not None])
-    else:  # the calls' answers and the refs went by emit; what a call makes, then what a property read runs
+    else:  # the refs and part 0's answers went by emit; the other parts', what a call makes, what a property read runs
+        for k in range(1, parts):
+            work.hand_over(k, seconds[k])
         for table in (*work.inits, _as_calls(work.properties, work.inits[0] if work.inits else None)):
             if table is not None:
                 emit("calls", table)
-    if emit is not None and parts > 1:
-        for name in ("refs", "calls"):
-            emit(name, out.pop(name))
     inheritance = tables["inheritance"]
     values = []
     for qualname, position in zip(*column_lists(inheritance, ("class_qualname", "position"))):
@@ -252,7 +251,7 @@ class _Answers:
         self.resolver = resolver
         self.refs = refs
         self.calls = calls
-        self.emit = emit  # one part only: the refs once answered, the calls a slice at a time
+        self.emit = emit  # the refs once all parts answered them, the calls a slice at a time (hand_over)
         self.inits: list[pa.Table] = []  # with emit: the init rows of each slice, handed over after every answer
         self.properties: pa.Table | None = None  # with emit: the calls rows of property reads
         self.texts, self.call_files, self.callers, self.kinds, self.arguments = column_lists(
@@ -302,9 +301,11 @@ class _Answers:
         """Every part's sites in row order, as one process lists them (and let go of)."""
         self.firsts = {k: part[1] for k, part in enumerate(firsts)}
         if self.emit is not None:
-            table, self.properties = _refs_table(self.resolver, self.refs, firsts[0][0])
+            ref_values = self._in_row_order([part[0] for part in firsts], self.ref_parts, self.refs.num_rows)
+            for part in firsts:
+                part[0] = None
+            table, self.properties = _refs_table(self.resolver, self.refs, ref_values)
             self.emit("refs", table)
-            firsts[0][0] = None
         given = sorted((site for part in firsts for site in part[2]), key=lambda tagged: tagged[0])
         more = sorted((site for part in firsts for site in part[3]), key=lambda tagged: tagged[0])
         for part in firsts:
@@ -315,18 +316,30 @@ class _Answers:
         self.resolver.learn_flows(sites)
 
     def second(self, k: int) -> list[list[tuple]] | None:
-        """Every answer of the calls of part k; with emit, handed over a slice at a time (None)."""
+        """Every answer of the calls of part k; with emit, part 0's (this process's: a forked copy
+        cannot reach the writer) handed over a slice at a time as they come (None)."""
         rows, firsts = self.call_parts[k], self.firsts[k]
-        if self.emit is None:
+        if self.emit is None or k:
             return self._answers(rows, firsts)
         for start in range(0, len(rows), _SLICE):
             stop = min(start + _SLICE, len(rows))
-            answered, inits = _calls_tables(self.resolver, self.calls.slice(start, stop - start),
-                                            self._answers(rows[start:stop], firsts[start:stop]))
-            self.emit("calls", answered)
-            if inits is not None:
-                self.inits.append(inits)
+            self._hand_over_slice(rows, start, stop, self._answers(rows[start:stop], firsts[start:stop]))
         return None
+
+    def hand_over(self, k: int, answers: list[list[tuple]]) -> None:
+        """Part k's answers, from the copy that found them, to emit a slice at a time."""
+        rows = self.call_parts[k]
+        for start in range(0, len(rows), _SLICE):
+            stop = min(start + _SLICE, len(rows))
+            self._hand_over_slice(rows, start, stop, answers[start:stop])
+
+    def _hand_over_slice(self, rows: Sequence[int], start: int, stop: int, answers: list[list[tuple]]) -> None:
+        picked = self.calls.slice(start, stop - start) if isinstance(rows, range) else \
+            self.calls.take(pa.array(rows[start:stop], pa.int64()))
+        answered, inits = _calls_tables(self.resolver, picked, answers)
+        self.emit("calls", answered)
+        if inits is not None:
+            self.inits.append(inits)
 
     def _answers(self, rows: Sequence[int], firsts: Sequence[tuple]) -> list[list[tuple]]:
         resolver = self.resolver
@@ -341,17 +354,19 @@ class _Answers:
 
     def gather(self, refs: list[list], seconds: list[list]) -> tuple[list, list]:
         """Every part's answers back in row order: refs' values, calls' answers."""
-        if len(refs) == 1:
-            return refs[0], seconds[0]
-        ref_values: list = [None] * self.refs.num_rows
-        call_answers: list = [None] * len(self.texts)
-        for k, rows in enumerate(self.ref_parts):
-            for i, value in zip(rows, refs[k]):
-                ref_values[i] = value
-        for k, rows in enumerate(self.call_parts):
-            for i, answers in zip(rows, seconds[k]):
-                call_answers[i] = answers
-        return ref_values, call_answers
+        return (self._in_row_order(refs, self.ref_parts, self.refs.num_rows),
+                self._in_row_order(seconds, self.call_parts, len(self.texts)))
+
+    @staticmethod
+    def _in_row_order(values: list[list], parts: list[Sequence[int]], rows: int) -> list:
+        """Each part's values (one per row of the part) back in the rows' order."""
+        if len(values) == 1:
+            return values[0]
+        out: list = [None] * rows
+        for k, part in enumerate(parts):
+            for i, value in zip(part, values[k]):
+                out[i] = value
+        return out
 
 
 def _ref_answers(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) -> list[tuple[str | None, str | None]]:
