@@ -5,8 +5,9 @@
         [--runs 9] [--out benchmarks/results/startup.json]
 
 Each side is a folder put first on PYTHONPATH; each indexes REPO once (no embeddings, no library
-layer) into a scratch database of its own schema, then every run is a fresh `python -m
-codegraph.cli` process, timed from start to exit.
+layer) into a scratch database of its own schema, then every run is a fresh process that runs the
+side's `codegraph` command as installing it would (its pyproject.toml's [project.scripts] entry),
+timed from start to exit.
 """
 
 from __future__ import annotations
@@ -19,14 +20,22 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 QUERY = "SELECT count(*) FROM calls"
 
 
+def command(path: str) -> str:
+    """What the side's installed `codegraph` script runs, as `python -c` code."""
+    with open(Path(path) / "pyproject.toml", "rb") as fh:
+        module, _, function = tomllib.load(fh)["project"]["scripts"]["codegraph"].partition(":")
+    return f"import sys; from {module} import {function}; sys.exit({function}())"
+
+
 def timed(args: list[str], path: str) -> float:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "codegraph.cli", *args], env={**os.environ, "PYTHONPATH": path},
+    done = subprocess.run([sys.executable, "-c", command(path), *args], env={**os.environ, "PYTHONPATH": path},
                           capture_output=True, text=True, cwd=tempfile.gettempdir())
     seconds = time.perf_counter() - started
     if done.returncode:

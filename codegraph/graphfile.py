@@ -8,11 +8,19 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import DatabaseNotFound
+from .errors import CodegraphError, DatabaseNotFound
 
 DB_DIRNAME = ".codegraph"
 DB_FILENAME = "graph.duckdb"
 ENV_DB = "CODEGRAPH_DB"
+
+
+def served_repository(repo: str | os.PathLike) -> Path:
+    """The folder `codegraph mcp` serves, or one line saying what to give instead."""
+    found = Path(repo).resolve()
+    if not found.is_dir():
+        raise CodegraphError(f"{repo} is not a directory: give the repository to serve")
+    return found
 
 
 def default_db_path(repo: str | os.PathLike) -> Path:

@@ -21,6 +21,9 @@ _ERRORS = {"QueryTimeout": QueryTimeout, "QueryRejected": QueryRejected, "QueryE
            "DatabaseLocked": DatabaseLocked, "DatabaseCorrupt": DatabaseCorrupt}
 
 
+QUERY_TARGET = "codegraph.query_process:serve_queries"
+
+
 class WorkerClosed(QueryError):
     """The QueryWorker was closed (replaced by a newer one) before this request reached it."""
 
@@ -32,8 +35,7 @@ class QueryWorker:
 
     def __init__(self, path: Path | str, *, memory_mb: int = QUERY_MEMORY_MB) -> None:
         self.path, self.memory_mb = str(path), memory_mb
-        self._worker = Worker("codegraph.query_process:serve_queries", (self.path, memory_mb), name="codegraph-query",
-                              greeting=True)
+        self._worker = Worker(QUERY_TARGET, (self.path, memory_mb), name="codegraph-query", greeting=True)
         # One request at a time on the pipe, and each answer checked against its request: threads
         # sharing a worker (the MCP server's tool calls) never get each other's rows.
         self._lock = threading.Lock()

@@ -1,274 +1,22 @@
 """`codegraph mcp`: the graph as tools for coding agents, over the Model Context Protocol (stdio).
 
-Every answer reflects the repository as it is on disk: each tool call asks the snapshot taken at
-the last update whether any file changed since (an inotify queue on Linux, the files' stats
-elsewhere) and updates the graph incrementally before it answers when one did; a watcher
-(watchfiles) marks the graph stale as a hint. The server
-never blocks other users of the file: it reads through short-lived read-only connections, and
-its updates go through the indexer, which writes a copy and swaps it in while others read.
-Results are capped in tokens and say so when cut.
+This module is what the client sees: the tools' names, parameters and descriptions, and the
+boundary where a failure becomes one line. What they answer, and the graph kept fresh behind
+them, is service.py's, loaded on a thread of its own once the server runs: `initialize` waits for
+the MCP SDK's import only, not for the indexer, DuckDB and the retrieval code (0.3-0.4 s more).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import functools
-import json
 import os
 import sys
 import threading
-import time
-from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Callable
 
-from . import __version__, db, graphfile, query_worker
-from .discover import Snapshot
+from . import __version__, graphfile
 from .errors import CodegraphError, one_line
-from .indexer import index_repository
-from .llm import estimate_tokens
-from .retrieval.diagnose import diagnose as run_diagnose
-from .retrieval.task_context import task_context
-from .retrieval.tools import get_class_info, get_method_body, get_relevant_code, get_signature
-from .schema_doc import schema_markdown
-from .semantic.search import search as run_search
-
-T = TypeVar("T")
-MAX_TOKENS = 4000
-_SQL_ROWS = 200
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":"))
-
-
-def capped(rows: list, max_tokens: int = MAX_TOKENS) -> str:
-    """Rows as JSON lines, as many as fit in the budget; the last line says what was left out."""
-    lines, used = [], 0
-    for i, row in enumerate(rows):
-        line = _json(row)
-        cost = estimate_tokens(line + "\n")
-        if used + cost > max_tokens:
-            lines.append(_json({"truncated": True, "shown": i, "total": len(rows),
-                                "hint": "narrow the question (LIMIT, a qualified name) to see the rest"}))
-            break
-        lines.append(line)
-        used += cost
-    return "\n".join(lines) if lines else "(no rows)"
-
-
-def capped_text(text: str, max_tokens: int = MAX_TOKENS) -> str:
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    cut = text[: max_tokens * 4].rsplit("\n", 1)[0]
-    return cut + f"\n[truncated: {estimate_tokens(text)} tokens in all, {max_tokens} shown]"
-
-
-class Graph:
-    """One repository's graph, kept fresh: the watcher marks it stale, `fresh()` updates it."""
-
-    def __init__(self, repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *,
-                 watch: bool = True, libraries: bool = True) -> None:
-        self.repo = Path(repo).resolve()
-        if not self.repo.is_dir():
-            raise CodegraphError(f"{repo} is not a directory: give the repository to serve")
-        self.db_path = Path(db_path) if db_path else graphfile.default_db_path(self.repo)
-        self.libraries = libraries
-        self._stale = threading.Event()
-        self._stale.set()
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._worker: query_worker.QueryWorker | None = None
-        self._worker_file: tuple | None = None
-        self._con = None
-        self._con_file: tuple | None = None
-        self.watching = False
-        self._snapshot: Snapshot | None = None
-        self._checker = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="codegraph-fresh")
-        self.last_update: dict = {}
-        self.last_check_ms = 0.0
-        self.indexing: dict | None = None  # while an index runs: its phase and how far it is
-        self._first: threading.Thread | None = None
-        if watch:
-            self.watching = self._start_watcher()
-
-    # -- freshness ----------------------------------------------------------------------------
-    def _start_watcher(self) -> bool:
-        try:
-            import watchfiles
-        except ImportError:
-            return False
-
-        def relevant(change, path: str) -> bool:
-            return path.endswith((".py", ".gitignore")) and f"{os.sep}{graphfile.DB_DIRNAME}{os.sep}" not in path
-
-        def run() -> None:
-            try:
-                for _ in watchfiles.watch(self.repo, watch_filter=relevant, debounce=40, step=10,
-                                          stop_event=self._stop, raise_interrupt=False):
-                    self._stale.set()
-            except Exception:  # the watcher died: fall back to checking on every call
-                self.watching = False
-
-        threading.Thread(target=run, name="codegraph-watch", daemon=True).start()
-        return True
-
-    def fresh(self, compare: bool = True) -> Path:
-        """Bring the graph up to date if anything changed; returns the database path. The watcher
-        only hints: the files are compared with the snapshot taken before the last update
-        (discover.Snapshot: an inotify queue read, or one stat per folder and file), so an answer
-        right after a save or a delete already sees it, whatever the watcher's debounce. `compare=False` leaves the
-        comparison to the caller (`answer` runs it beside the question)."""
-        started = time.perf_counter()
-        with self._lock:
-            if (self._stale.is_set() or self._snapshot is None or not self.db_path.exists()
-                    or (compare and self._snapshot.changed())):
-                self._stale.clear()
-                snapshot = Snapshot.of(self.repo)  # before the update reads the files: a later save shows
-                self._close_connection()  # DuckDB will not open a file twice in one process with other settings
-                self.indexing = {"phase": "starting", "done": 0, "total": 0,
-                                 "since": self.indexing["since"] if self.indexing else time.time()}
-                try:
-                    report = index_repository(self.repo, self.db_path, libraries=self.libraries,
-                                              progress=self._progress)
-                finally:
-                    self.indexing = None
-                if self._snapshot is not None:
-                    self._snapshot.close()
-                self._snapshot = snapshot
-                self.last_update = {"mode": report.mode, "parsed": report.parsed, "deleted": report.deleted,
-                                    "seconds": round(report.elapsed_s, 3), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        self.last_check_ms = (time.perf_counter() - started) * 1000
-        return self.db_path
-
-    def _progress(self, phase: str, done: int, total: int, detail: str) -> None:
-        self.indexing = {"phase": phase, "done": done, "total": total, "since": self.indexing["since"]
-                         if self.indexing else time.time()}
-
-    def index_in_background(self) -> None:
-        """The first index on a thread of its own, so the server answers `initialize` at once;
-        a tool asked meanwhile waits for it (fresh() holds the lock), index_status does not."""
-        def run() -> None:
-            try:
-                self.fresh()
-            except Exception:  # noqa: BLE001 - the next call's fresh() tries again and reports it
-                self._stale.set()
-            finally:
-                self.indexing = None
-
-        # said before the thread starts: an index_status that comes before the index takes the lock
-        # must not wait behind it
-        self.indexing = {"phase": "starting", "done": 0, "total": 0, "since": time.time()}
-        self._first = threading.Thread(target=run, name="codegraph-first-index", daemon=True)
-        self._first.start()
-
-    def answer(self, work: Callable[[], T]) -> T:
-        """work() on the graph as it stands while another thread compares the files with the
-        snapshot, so the stats overlap the question instead of preceding it; when the files
-        changed, the graph is updated and work() runs again. What comes back always matches the
-        files as they were when the call came."""
-        self.fresh(compare=False)
-        check = self._checker.submit(self._snapshot.changed)
-        try:
-            result, failure = work(), None
-        except Exception as exc:  # noqa: BLE001 - an answer from a stale graph, right or wrong, is not final
-            result, failure = None, exc
-        if check.result():
-            self.fresh()
-            return work()
-        if failure is not None:
-            raise failure
-        return result
-
-    def _identity(self) -> tuple:
-        st = os.stat(self.db_path)
-        return st.st_ino, st.st_mtime_ns, st.st_size
-
-    def connect(self):
-        """A cursor on a read-only connection to the current file, kept open between calls and
-        opened again when the file was replaced (by this server's update or another index run).
-        Freshness is the caller's (`answer`)."""
-        path = self.fresh(compare=False)
-        with self._lock:
-            identity = self._identity()
-            if self._con is None or self._con_file != identity:
-                self._close_connection()
-                self._con, self._con_file = db.open_graph(path), identity
-            return self._con.cursor()
-
-    def _close_connection(self) -> None:
-        if self._con is not None:
-            self._con.close()
-            self._con = None
-
-    def query(self, sql: str, params: dict | None = None, *, max_rows: int = _SQL_ROWS,
-              timeout_s: float = 10.0) -> graphfile.QueryResult:
-        """SQL nobody vetted: the query process of `codegraph sql`, restarted when the file changed.
-        Freshness is the caller's (`answer`)."""
-        for _ in range(3):
-            path = self.fresh(compare=False)
-            retired = None
-            with self._lock:
-                identity = self._identity()
-                if self._worker is None or self._worker_file != identity:
-                    retired = self._worker
-                    self._worker, self._worker_file = query_worker.QueryWorker(path), identity
-                worker = self._worker
-            if retired is not None:
-                retired.close()  # after the request it is answering, if any
-            try:
-                return worker.run(sql, params, max_rows=max_rows, timeout_s=timeout_s)
-            except query_worker.WorkerClosed:  # replaced by a newer file's worker between the two steps: ask that one
-                continue
-        raise CodegraphError("the graph changed three times during this query: ask again")
-
-    def status(self) -> dict:
-        indexing = self.indexing
-        if indexing is not None:  # answered now, from the index's progress, not after it
-            return {"repository": str(self.repo), "database": str(self.db_path), "fresh": False,
-                    "indexing": {"phase": indexing["phase"], "done": indexing["done"], "total": indexing["total"],
-                                 "seconds": round(time.time() - indexing["since"], 1)},
-                    "watching": self.watching, "last_update": self.last_update}
-        started = time.perf_counter()
-        self.fresh()
-        check_ms = (time.perf_counter() - started) * 1000
-        stats = db.database_stats(self.db_path)
-        meta = stats["meta"]
-        return {"repository": str(self.repo), "database": str(self.db_path), "indexed_at": meta.get("indexed_at"),
-                "schema_version": meta.get("schema_version"), "tool_version": meta.get("tool_version"),
-                "embedding_model": meta.get("embedding_model"), "counts": stats["counts"],
-                "fresh": True, "watching": self.watching, "freshness_check_ms": round(check_ms, 2),
-                "last_update": self.last_update}
-
-    def close(self) -> None:
-        self._stop.set()
-        self._checker.shutdown(wait=False)
-        if self._snapshot is not None:
-            self._snapshot.close()
-        with self._lock:
-            self._close_connection()
-            if self._worker is not None:
-                self._worker.close()
-                self._worker = None
-
-
-def _found(graph: Graph, fn, missing: str) -> str:
-    """The rows `fn` finds, capped; none is a tool error that says what to try instead."""
-    rows = _with(graph, fn)
-    if not rows:
-        raise CodegraphError(missing)
-    return capped(rows)
-
-
-def _with(graph: Graph, fn):
-    def work():
-        con = graph.connect()
-        try:
-            return fn(con)
-        finally:
-            con.close()
-
-    return graph.answer(work)
-
 
 SERVER_INSTRUCTIONS = """A code graph of one Python repository in DuckDB: modules, classes, members (inherited ones
 through members_of), globals, parameters, imports, calls (resolved across files), inheritance, bindings, and
@@ -276,8 +24,34 @@ embeddings. Start with `schema` to see the tables and macros, then ask `sql` (re
 Every answer reflects the files on disk at the time of the call."""
 
 
-def build_server(graph: Graph):
-    """The MCP server with codegraph's tools bound to `graph`."""
+
+class _Loading:
+    """service.start on a thread of its own once `begin` is called; `tools()` waits for it (a
+    fraction of a second after the server starts), and raises what it raised."""
+
+    def __init__(self, start: Callable[[], object]) -> None:
+        self._ready: concurrent.futures.Future = concurrent.futures.Future()
+        self._start = start
+
+    def begin(self) -> None:
+        threading.Thread(target=self._load, name="codegraph-load", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            self._ready.set_result(self._start())
+        except BaseException as exc:  # noqa: BLE001 - handed to the tool that waits for it
+            self._ready.set_exception(exc)
+
+    def __call__(self):
+        return self._ready.result()
+
+    def close(self) -> None:
+        if self._ready.done() and self._ready.exception() is None:
+            self._ready.result().close()
+
+
+def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service is loaded late, on purpose
+    """The MCP server with codegraph's tools; tools() gives what answers them."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -308,127 +82,103 @@ def build_server(graph: Graph):
         """Run one read-only SELECT (or WITH) over the graph: no writes, no file or network access, a
         10 s limit, at most max_rows rows (200 at most). The macros (members_of, callers_of, ...) work
         here; see the `schema` tool. Rows come back as JSON lines, capped in tokens."""
-        result = graph.answer(lambda: graph.query(query, max_rows=max(1, min(max_rows, _SQL_ROWS))))
-        rows = [dict(zip(result.columns, r)) for r in result.rows]
-        text = capped(rows)
-        if result.truncated:
-            text += "\n" + _json({"truncated": True, "by": result.stopped_by, "hint": "add LIMIT or filters"})
-        return text
+        return tools().sql(query, max_rows)
 
     @tool
     def schema() -> str:
         """Every table with its columns and what they mean, the views, and the SQL macros with their
         arguments: what you need to write correct SQL for the `sql` tool."""
-        return capped_text(schema_markdown(), 12000)
+        return tools().schema()
 
     @tool
     def search(query: str, k: int = 10, mode: str = "hybrid") -> str:
         """Definitions that answer a plain question ("parse a url into its components"): BM25 over
         names, docstrings and signatures blended with an embedding; public code before tests and
         private helpers. mode: hybrid | bm25 | vector."""
-        if mode not in ("hybrid", "bm25", "vector"):
-            raise CodegraphError(f"mode {mode!r} is not one of hybrid, bm25, vector")
-        hits = _with(graph, lambda con: run_search(con, graph.db_path, query, max(1, min(k, 50)), mode=mode))
-        return capped([{k2: h[k2] for k2 in ("qualname", "kind", "signature", "path", "start_line", "docstring",
-                                             "why")} for h in hits])
+        return tools().search(query, k, mode)
 
     @tool
     def context(description: str, file: str, symbol: str, signature: str = "", budget_tokens: int = 2000) -> str:
         """What code about to be written at FILE (relative path) for SYMBOL (`func` or
         `Class.method`) will most likely need: the enclosing class's members, the module's imports
         and names, definitions that answer the description, graph neighbours; each line says why."""
-        found = _with(graph, lambda con: task_context(graph.db_path, description, file, symbol,
-                                                      signature=signature or None,
-                                                      budget_tokens=max(100, min(budget_tokens, 8000)), con=con))
-        return found.text or "(nothing found)"
+        return tools().context(description, file, symbol, signature, budget_tokens)
 
     @tool
     def diagnose(path: str, first_line: int = 0, last_line: int = 0) -> str:
         """Lint a Python file of the repository (save your edit first) with pylint's error checkers,
         keep the messages on lines first_line..last_line (0: the whole file), and answer each with
         the project's real names, signatures and members (SQL over the graph)."""
-        target = (graph.repo / path).resolve()
-        if graph.repo not in target.parents:
-            raise CodegraphError(f"{path} is not inside the repository {graph.repo}")
-        graph.fresh()
-        lines = (first_line or None, last_line or None)
-        report = run_diagnose(target, graph.db_path, lines=lines)
-        if not report.diagnostics:
-            return "no errors"
-        head = "\n".join(f"{d.path}:{d.line}: {d.symbol} ({d.msg_id}) {d.message}" for d in report.diagnostics)
-        return capped_text(head + "\n\n" + (report.context or ""))
+        return tools().diagnose(path, first_line, last_line)
 
     @tool
     def class_info(name: str) -> str:
         """A class by simple or qualified name: bases, docstring, constructor, and every member
         (inherited ones too) with kind and signature."""
-        return _found(graph, lambda con: get_class_info(con, name),
-                      f"no class named {name!r} in the graph: try `search` or a qualified name")
+        return tools().class_info(name)
 
     @tool
     def signature(name: str) -> str:
         """Signature, parameters and docstring of a function, method or class, by qualified or
         simple name."""
-        return _found(graph, lambda con: get_signature(con, name),
-                      f"no definition named {name!r} in the graph: try `search`")
+        return tools().signature(name)
 
     @tool
     def members(class_name: str) -> str:
         """The members of a class by qualified name (json.decoder.JSONDecoder), inherited ones
         included, in method resolution order."""
-        return _found(graph, lambda con: _rows(con, """
-            SELECT name, kind, signature, defined_in, qualname FROM members_of($c) WHERE class = $c
-            ORDER BY mro_position, name""", {"c": class_name}),
-                      f"no class {class_name!r} in the graph (qualified name, e.g. pkg.mod.Class)")
+        return tools().members(class_name)
 
     @tool
     def body(qualname: str) -> str:
         """The source of a function or method, by qualified name."""
-        return _found(graph, lambda con: get_method_body(con, qualname),
-                      f"no function {qualname!r} in the graph")
+        return tools().body(qualname)
 
     @tool
     def imports_for(name: str) -> str:
         """How to import a name (a class, function or module), from the project, the standard
         library or an installed package the project uses."""
-        return _found(graph, lambda con: _rows(con, "SELECT * FROM import_candidates($n) LIMIT 10", {"n": name}),
-                      f"nothing named {name!r} to import in the graph")
+        return tools().imports_for(name)
 
     @tool
     def relevant(query: str, limit: int = 10) -> str:
         """Definitions whose names and docstrings match a description (lexical)."""
-        return capped(_with(graph, lambda con: get_relevant_code(con, query, max(1, min(limit, 50)))))
+        return tools().relevant(query, limit)
 
     @tool
     def callers(qualname: str) -> str:
         """Where a function, method or class is called (file, line, and how the call was resolved)."""
-        return capped(_with(graph, lambda con: _rows(con, "SELECT * FROM callers_of($q) LIMIT 200", {"q": qualname})))
+        return tools().callers(qualname)
 
     @tool
     def callees(qualname: str) -> str:
         """What a function or method calls, each call with what it resolved to."""
-        return capped(_with(graph, lambda con: _rows(con, "SELECT * FROM callees_of($q) LIMIT 200", {"q": qualname})))
+        return tools().callees(qualname)
 
     @tool
     def index_status() -> str:
         """What is indexed, when, whether it is current (it always is when a tool answers), and how
         long the last freshness check and update took; while an index runs (the first one starts
         with the server), its phase and progress, at once."""
-        return _json(graph.status())
+        return tools().index_status()
 
     return server
 
 
-def _rows(con, sql: str, params: dict) -> list[dict]:
-    result = db.run_query(con, sql, params, max_rows=_SQL_ROWS)
-    return [dict(zip(result.columns, r)) for r in result.rows]
+def _start(repo: str | os.PathLike, db_path: str | os.PathLike | None, libraries: bool):
+    from . import service  # here, not at the top: what `initialize` must not wait for (module docstring)
+
+    return service.start(repo, db_path, libraries)
 
 
 def serve(repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *, libraries: bool = True) -> None:
-    """Run the stdio server until the client closes it."""
-    graph = Graph(repo, db_path, libraries=libraries)
-    graph.index_in_background()  # initialize is answered at once; the first question waits for the index
+    """Run the stdio server until the client closes it. The graph loads, and its first index
+    starts, behind the SDK's import: nothing competes with it for the interpreter."""
+    repo = graphfile.served_repository(repo)
+    loading = _Loading(lambda: _start(repo, db_path, libraries))
+    server = build_server(loading)  # imports the SDK
+    loading.begin()
     try:
-        build_server(graph).run("stdio")
+        server.run("stdio")
     finally:
-        graph.close()
+        loading.close()

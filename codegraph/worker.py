@@ -60,9 +60,18 @@ def die_with(parent: int) -> None:
 
 def _boot() -> None:
     """The child's start: its socket is argv[1]; the parent sends its pid, its sys.path, the target
-    ("module:function") and the arguments; target(connection, *args) runs until it returns."""
+    ("module:function") and the arguments; target(connection, *args) runs until it returns. A
+    process started ahead (prestart) imports the module argv[2] names while it waits."""
     connection = Connection(int(sys.argv[1]))
-    parent, path, target, args = connection.recv()
+    if len(sys.argv) > 2:
+        try:
+            importlib.import_module(sys.argv[2])
+        except Exception:  # noqa: BLE001 - imported again below, where a failure is reported
+            pass
+    try:
+        parent, path, target, args = connection.recv()
+    except (EOFError, OSError):  # started ahead and never used: its parent is gone
+        os._exit(0)
     sys.path[:] = path
     die_with(parent)
     module, _, function = target.partition(":")
@@ -94,6 +103,30 @@ def serve(connection, handle: Callable[[Any], Any]) -> None:
         connection.send(handle(request))
 
 
+# Processes started ahead of their Worker (prestart), by target: a Worker of that target adopts one.
+_spares: dict[str, tuple[subprocess.Popen, Connection]] = {}
+
+
+def _spawn(early: str | None = None) -> tuple[subprocess.Popen, Connection]:
+    """A fresh interpreter running _boot, and this side of its socket; `early`: a module it imports
+    before it is told what to run."""
+    mine, theirs = socket.socketpair()
+    try:
+        process = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), *([early] if early else [])],
+                                   pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+    finally:
+        theirs.close()
+    return process, Connection(mine.detach())
+
+
+def prestart(target: str) -> None:
+    """Start the process of the next Worker of `target` now: its interpreter starts and imports the
+    target's module while this process goes on with its own imports (`codegraph sql`: DuckDB's
+    import beside the CLI's). Unused, it ends with this process (its socket closes)."""
+    if target not in _spares:
+        _spares[target] = _spawn(target.partition(":")[0])
+
+
 class Worker:
     """`target(connection, *args)` runs in the child, named "module:function" (the parent never
     imports it); it may send one greeting first, which `start` returns. The arguments are pickled."""
@@ -109,13 +142,12 @@ class Worker:
         return self._process is not None and self._process.poll() is None
 
     def start(self, timeout_s: float = 60.0) -> Any:
-        mine, theirs = socket.socketpair()
-        try:
-            self._process = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())],
-                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
-        finally:
-            theirs.close()
-        parent = self._connection = Connection(mine.detach())
+        spare = _spares.pop(self.target, None)
+        if spare is not None and spare[0].poll() is not None:  # it died waiting
+            spare[1].close()
+            spare = None
+        self._process, parent = spare or _spawn()
+        self._connection = parent
         try:
             parent.send((os.getpid(), list(sys.path), self.target, self.args))
         except OSError:

@@ -276,17 +276,17 @@ def test_the_first_index_runs_behind_the_server_and_index_status_reports_it(shop
     progress, and a question waits for the index and then answers from it."""
     import threading
 
-    import codegraph.server as server
+    import codegraph.service as service
 
-    release, real = threading.Event(), server.index_repository
+    release, real = threading.Event(), service.index_repository
 
     def held(repo, db_path, **kwargs):
         kwargs["progress"]("parsing", 3, 10, "shop/models.py")
         assert release.wait(60)
         return real(repo, db_path, **kwargs)
 
-    monkeypatch.setattr(server, "index_repository", held)
-    graph = server.Graph(shop, watch=False, libraries=False)
+    monkeypatch.setattr(service, "index_repository", held)
+    graph = service.Graph(shop, watch=False, libraries=False)
     try:
         graph.index_in_background()
         deadline = time.monotonic() + 30
@@ -309,16 +309,16 @@ def test_index_status_does_not_wait_for_an_index_that_has_not_begun(shop, monkey
     index_status asked before the index itself began waited for all of it (5-8 s on click)."""
     import threading
 
-    import codegraph.server as server
+    import codegraph.service as service
 
-    release, real = threading.Event(), server.Snapshot.of
+    release, real = threading.Event(), service.Snapshot.of
 
     def slow_snapshot(repo):
         assert release.wait(20)  # without the fix the status below waits here, and this gives up
         return real(repo)
 
-    monkeypatch.setattr(server.Snapshot, "of", staticmethod(slow_snapshot))
-    graph = server.Graph(shop, watch=False, libraries=False)
+    monkeypatch.setattr(service.Snapshot, "of", staticmethod(slow_snapshot))
+    graph = service.Graph(shop, watch=False, libraries=False)
     try:
         graph.index_in_background()
         status = graph.status()  # the thread holds the lock, waiting in its snapshot

@@ -158,7 +158,8 @@ def test_the_cli_starts_without_duckdb_arrow_or_numpy():
     import subprocess
     import sys
 
-    for module in ("codegraph.cli", "codegraph.languages"):  # the registry: the lint worker's start too
+    # the registry: the lint worker's start too; the MCP server: `initialize` waits for nothing heavier
+    for module in ("codegraph.cli", "codegraph.entry", "codegraph.languages", "codegraph.server"):
         code = f"import json, sys, {module}; print(json.dumps(sorted({{'duckdb', 'pyarrow', 'numpy'}} & set(sys.modules))))"
         loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         assert json.loads(loaded) == [], module
@@ -187,3 +188,52 @@ def test_a_helper_process_imports_its_target_and_not_the_program_that_started_it
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout)
     assert "codegraph.worker" in loaded and "codegraph.cli" not in loaded
+
+
+def test_codegraph_sql_starts_its_query_process_before_the_cli_is_imported_and_uses_it(tmp_path, mini_repo):
+    """The installed command (codegraph.entry) starts the query process first, so its DuckDB import
+    runs beside the CLI's imports; the query is then answered by that process, not a second one."""
+    import json
+    import subprocess
+    import sys
+
+    from codegraph.indexer import index_repository
+
+    db = index_repository(mini_repo, tmp_path / "graph.duckdb", jobs=1, embed=False, libraries=False).db_path
+    (tmp_path / "main.py").write_text(
+        "import json, sys\n"
+        "import codegraph.worker as worker\n"
+        "import codegraph.entry as entry\n"
+        "spawned, real = [], worker._spawn\n"
+        "def counted(*args):\n"
+        "    spawned.append('codegraph.cli' in sys.modules)\n"
+        "    return real(*args)\n"
+        "worker._spawn = counted\n"
+        f"sys.argv = ['codegraph', 'sql', '--json', '--db', {str(db)!r}, 'SELECT count(*) AS n FROM classes']\n"
+        "try:\n"
+        "    entry.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(spawned), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [False]  # one process, started before the CLI
+    assert json.loads(done.stdout)["rows"][0]["n"] > 0
+
+
+def test_a_query_process_started_ahead_and_never_used_leaves_quietly_with_its_parent(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    code = ("from codegraph.worker import prestart, _spares\n"
+            "from codegraph.query_worker import QUERY_TARGET\n"
+            "prestart(QUERY_TARGET)\n"
+            "print(_spares[QUERY_TARGET][0].pid, flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    pid = int(done.stdout)
+    deadline = time.monotonic() + 20
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "the unused query process outlived its parent"
+    assert done.returncode == 0 and done.stderr == ""
