@@ -111,7 +111,7 @@ _FLOW_SITES_SQL = f"""
     WITH sites AS (SELECT DISTINCT c.* FROM calls c
         WHERE c.resolved_callee IN (SELECT v FROM _q) AND c.file_id NOT IN (SELECT file_id FROM _resolving)
           AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
-          AND c.kind <> 'implicit' AND c.resolution <> 'flow' AND c.{PROJECT_CALL_SQL})
+          AND c.kind <> 'implicit' AND c.{PROJECT_CALL_SQL})
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """

@@ -15,7 +15,7 @@ from ... import forked
 from ...columns import column_lists, column_values, concat, insert_arrow
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
-from .resolve import ASSIGNED_RESOLUTIONS, Resolver
+from .resolve import ALL_ONLY_RESOLUTIONS, ASSIGNED_RESOLUTIONS, Resolver
 
 SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
@@ -449,8 +449,9 @@ def _sites(resolver: Resolver, rows: Sequence[int], texts: Sequence[str], module
     return sites, more
 
 
-# The rows of stored calls that call_sites gives.
-SITE_ROWS_SQL = f"(NOT alternative OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))"
+# The rows of stored calls that call_sites gives: first answers resolve_call gave, and what the code assigns.
+SITE_ROWS_SQL = (f"(NOT alternative AND coalesce(resolution, '') NOT IN ({', '.join(repr(r) for r in ALL_ONLY_RESOLUTIONS)}) "
+                 f"OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))")
 
 
 def _calls_tables(resolver: Resolver, calls: pa.Table, answers_of: list[list[tuple]]

@@ -31,6 +31,9 @@ from .values import Values, _kept
 _MEMO_LIMIT = 1 << 16
 # The answers besides the first that come from what the code assigns (Resolver.assigned_callees).
 ASSIGNED_RESOLUTIONS = ("alias", "container")
+# Answers resolve_call never gives, only resolve_call_all (from what callers pass, a guess by name):
+# a call's first row of these passes nothing on to learn_flows, as its resolve_call answer is None.
+ALL_ONLY_RESOLUTIONS = ("flow", "name")
 _CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property subclass handing over
 _NOTHING: dict = {}
