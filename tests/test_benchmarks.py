@@ -230,3 +230,26 @@ def test_the_oracle_puts_each_miss_in_a_kind_by_what_the_callers_sites_say(tmp_p
     drawn = sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
     assert len(drawn) == 1 and drawn == sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
     assert drawn[0][2] in (["type"], ["local"])
+
+
+def test_resolve_profile_times_each_question_by_what_it_found(mini_repo, tmp_path, monkeypatch):
+    """Every call of the repository is asked once at the top and lands in a group; a `self.f()`
+    answered by the caller's class is a plain answer; the resolver is left as it was."""
+    import json
+    import sys
+
+    from benchmarks import resolve_profile
+    from codegraph.languages.python.resolve import Resolver
+
+    original = Resolver.resolve_call
+    out = tmp_path / "profile.json"
+    monkeypatch.setattr(sys, "argv", ["resolve_profile", str(mini_repo), "--out", str(out)])
+    resolve_profile.main()
+    assert Resolver.resolve_call is original
+    profile = json.loads(out.read_text())
+    groups = profile["groups"]
+    assert {g["question"] for g in groups} >= {"resolve_call", "resolve_call_all"}
+    assert any(g["shape"] == "self+1" and g["how"] == "self" and g["found"] == "found" for g in groups)
+    assert 0 < profile["summary"]["plain_answers_s"] <= profile["summary"]["questions_s"]
+    assert [resolve_profile.shape(t) for t in ("f", "self.a.b", "os.path.join", "f(x).g", "super().f")] == [
+        "bare", "self+2", "name+2", "call-result", "super"]
