@@ -638,6 +638,16 @@ ELSEWHERE = {
         "p/u.py": "from p.k import K\n\n\ndef use(k: K):\n    k.p.f()\n",
     }, "p/k.py", "from p.a import A, B\n\n\nclass K:\n    def __init__(self, p: B):\n        self.p = p\n",
         {("p.u.use", "p.a.B.f", "type")}),
+    # `self.fget()` in a subclass reads what its base's constructor keeps: the functions passed to the
+    # base (here by a decorator) in a file the update does not resolve, into a file it does not either
+    "kept_by_an_inherited_constructor": ({
+        "p/__init__.py": "",
+        "p/base.py": "class Attr:\n    def __init__(self, fget=None):\n        self.fget = fget\n",
+        "p/sub.py": "from p import x\nfrom p.base import Attr\n\n\nclass Prop(Attr):\n    def get(self, obj):\n"
+                    "        x.later()\n        return self.fget(obj)\n",
+        "p/use.py": "from p.base import Attr\n\n\n@Attr\ndef color(obj):\n    return 1\n",
+        "p/x.py": "",
+    }, "p/x.py", "def later():\n    pass\n", {("p.sub.Prop.get", "p.use.color", "flow"), ("p.sub.Prop.get", "p.x.later", "import")}),
     # A class added beside another: `type(self)()` in their base's method may make either
     "subclass_made_by_type_of_self": ({
         "p/__init__.py": "",

@@ -116,13 +116,27 @@ _FLOW_SITES_SQL = f"""
     ORDER BY file_id, line, col, kind, resolved_callee
 """
 _RESOLVING_DEFINITIONS_SQL = _callables_and_classes(("qualname",), "file_id IN (SELECT file_id FROM _resolving)")
+# The classes a call of which may run a constructor that keeps what `self.x` reads in a class of the
+# files resolved now (Resolver._stored_targets): their ancestors, wherever defined, and every class
+# below those (a subclass runs an __init__ it inherits, or sets x in its own), with their __init__.
+_CONSTRUCTORS_SQL = """
+    WITH RECURSIVE up(q) AS (
+        SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving)
+        UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.q
+            WHERE i.resolved_base IS NOT NULL),
+    down(q) AS (
+        SELECT q FROM up
+        UNION SELECT i.class_qualname FROM down JOIN inheritance i ON i.resolved_base = down.q)
+    SELECT q FROM down UNION SELECT q || '.__init__' FROM down
+"""
 _CALLERS_PASSING_SQL = """SELECT DISTINCT caller_qualname FROM calls WHERE resolved_callee IN (SELECT v FROM _q)
                           AND len(arguments) > 0 AND kind <> 'implicit'"""
 
 
 def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    """The calls of files not resolved now into definitions of files that are (_resolving), and
-    into their callers up to MAX_HOPS - 1 calls away: an argument is followed back through the
+    """The calls of files not resolved now into definitions of files that are (_resolving) and
+    into the constructors their classes' attributes may come from, and into their callers up to
+    MAX_HOPS - 1 calls away: an argument is followed back through the
     callers' parameters, and a nested caller's through the functions around it (a closure passes
     on what it reads of them). A level at a time, each a hash join (a recursive CTE scanned every
     column of calls: twice as slow)."""
@@ -134,7 +148,7 @@ def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
                 out.add(name)
         return out
 
-    here = around({r[0] for r in con.execute(_RESOLVING_DEFINITIONS_SQL).fetchall()})
+    here = around({r[0] for sql in (_RESOLVING_DEFINITIONS_SQL, _CONSTRUCTORS_SQL) for r in con.execute(sql).fetchall()})
     frontier = here
     for _ in range(MAX_HOPS - 1):
         register_values(con, "_q", sorted(frontier))
