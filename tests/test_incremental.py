@@ -220,8 +220,9 @@ def test_methods_named_by_a_string_and_guessed_by_name_follow_every_edit(tmp_pat
 
 def test_a_function_added_to_a_module_reaches_getattr_on_that_module_and_no_other_getattr(tmp_path):
     """getattr(module, "_" + x) gains a function the module adds, an update equal to a rebuild;
-    a getattr on `self` with the same prefix cannot give a module's function, so its file (whose
-    re-resolution would carry on to every file it passes arguments to) is left as it is."""
+    a getattr on `self` with the same prefix cannot give a module's function, nor can a name bound
+    to another module of the package, so its file (whose re-resolution would carry on to every file
+    it passes arguments to) is left as it is."""
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "__init__.py").write_text("")
@@ -232,7 +233,11 @@ def test_a_function_added_to_a_module_reaches_getattr_on_that_module_and_no_othe
         def run(kind):
             return getattr(helpers, "_" + kind)(1)
         """))
+    (repo / "pkg" / "sibling.py").write_text("")
     (repo / "by_self.py").write_text(textwrap.dedent("""\
+        from pkg import sibling  # the package above helpers, but the name bound is another module
+
+
         class Box:
             def _open(self):
                 return 1

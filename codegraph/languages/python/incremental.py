@@ -185,9 +185,9 @@ _MADE_USES_SQL = """
 """
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
 # with a string an added name starts with (a method: anywhere, its class may be any object's; a
-# function or class of a module (_added_globals, qualnames): only where a name is imported that is
-# the module, a package above it or a module in it, or a star import brings names, as a module is
-# an object only by an import), and those whose calls a sibling of an added definition answers by
+# function or class of a module (_added_globals, qualnames): only where an import binds a name to
+# the module, a package above it or a module in it (`import a.b.c` binds a), or a star import
+# brings names, as a module is an object only by an import), and those whose calls a sibling of an added definition answers by
 # a string, a container or a return (a registry or visitor in another file gains a member).
 _GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
 _NAMED_BY_STRING_SQL = f"""
@@ -198,7 +198,7 @@ _NAMED_BY_STRING_SQL = f"""
                                              left(v, length(v) - length(split_part(v, '.', -1)) - 1) AS owner
                                       FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
                        WHERE starts_with(a.name, c.start) AND (i.is_star OR EXISTS (
-                           SELECT 1 FROM (VALUES (i.resolved_qualname), (i.resolved_module)) r(m)
+                           SELECT 1 FROM (SELECT coalesce(i.resolved_qualname, i.resolved_module) AS m) r
                            WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.')))))
     UNION SELECT file_id FROM calls WHERE resolution IN ('getattr', 'container', 'return')
         AND resolved_callee IS NOT NULL
