@@ -648,6 +648,22 @@ ELSEWHERE = {
         "p/use.py": "from p.base import Attr\n\n\n@Attr\ndef color(obj):\n    return 1\n",
         "p/x.py": "",
     }, "p/x.py", "def later():\n    pass\n", {("p.sub.Prop.get", "p.use.color", "flow"), ("p.sub.Prop.get", "p.x.later", "import")}),
+    # A base changes and two class families defining `render_all` become one: the guess by name
+    # appears for a receiver nothing describes, in a file that names neither class
+    "families_joined_by_a_base": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def render_all(self):\n        pass\n",
+        "p/b.py": "class B:\n    def render_all(self):\n        pass\n",
+        "p/u.py": "def use(x):\n    x.render_all()\n",
+    }, "p/b.py", "from p.a import A\n\n\nclass B(A):\n    def render_all(self):\n        pass\n",
+        {("p.u.use", "p.a.A.render_all", "name")}),
+    # ... and split again: the guess goes
+    "families_split_by_a_base": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def render_all(self):\n        pass\n",
+        "p/b.py": "from p.a import A\n\n\nclass B(A):\n    def render_all(self):\n        pass\n",
+        "p/u.py": "def use(x):\n    x.render_all()\n",
+    }, "p/b.py", "class B:\n    def render_all(self):\n        pass\n", {("p.u.use", None, None)}),
     # A class added beside another: `type(self)()` in their base's method may make either
     "subclass_made_by_type_of_self": ({
         "p/__init__.py": "",

@@ -176,6 +176,19 @@ _CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
 
 # What making or calling an instance runs (`Sub()` runs an __init__ a base gains; `c = C(); c()`,
 # a __call__): the files naming the classes ($made) where such a method came or went, or their subclasses.
+# A changed base ($rebased) moves the classes below it, so two class families defining a name may
+# become one or one two (Resolver.by_name): the files with a call or read of a name defined there
+# that is unanswered or answered by that guess.
+_REGUESSED_SQL = """
+    WITH RECURSIVE below(q) AS (
+        SELECT unnest($rebased::VARCHAR[])
+        UNION SELECT i.class_qualname FROM inheritance i JOIN below b ON i.resolved_base = b.q),
+    names AS (SELECT DISTINCT name FROM members WHERE class_qualname IN (SELECT q FROM below))
+    SELECT file_id FROM calls WHERE callee_name IN (SELECT name FROM names)
+        AND (resolved_callee IS NULL OR resolution IN ('name', 'override'))
+    UNION SELECT file_id FROM refs WHERE split_part(text, '.', -1) IN (SELECT name FROM names)
+        AND (resolved_qualname IS NULL OR resolution = 'name')
+"""
 _MADE_USES_SQL = """
     WITH RECURSIVE made(qualname) AS (
         SELECT unnest($made::VARCHAR[])
@@ -576,6 +589,8 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
         affected += _readers(con, retyped_defs)
     if not def_like:  # imports or bases changed: a name of these files may mean another thing now
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
+    if rebased:
+        affected += [r[0] for r in con.execute(_REGUESSED_SQL, {"rebased": sorted({i[1] for i in rebased})}).fetchall()]
     made = sorted({item[1].rpartition(".")[0] for item in changed
                    if item[0] == "def" and item[1].rpartition(".")[2] in ("__init__", "__new__", "__call__")})
     if made:
