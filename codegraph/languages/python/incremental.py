@@ -174,8 +174,6 @@ _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualnam
 _CLASS_STATEMENTS_SQL = """SELECT file_id FROM calls WHERE $remade
                 AND (kind = 'implicit' AND starts_with(callee_text, 'type(') OR callee_text = 'type')"""
 
-# What making or calling an instance runs (`Sub()` runs an __init__ a base gains; `c = C(); c()`,
-# a __call__): the files naming the classes ($made) where such a method came or went, or their subclasses.
 # A changed base ($rebased) moves the classes below it, so two class families defining a name may
 # become one or one two (Resolver.by_name): the files with a call or read of a name defined there
 # that is unanswered or answered by that guess.
@@ -189,6 +187,8 @@ _REGUESSED_SQL = """
     UNION SELECT file_id FROM refs WHERE split_part(text, '.', -1) IN (SELECT name FROM names)
         AND (resolved_qualname IS NULL OR resolution = 'name')
 """
+# What making or calling an instance runs (`Sub()` runs an __init__ a base gains; `c = C(); c()`,
+# a __call__): the files naming the classes ($made) where such a method came or went, or their subclasses.
 _MADE_USES_SQL = """
     WITH RECURSIVE made(qualname) AS (
         SELECT unnest($made::VARCHAR[])
@@ -196,27 +196,34 @@ _MADE_USES_SQL = """
     SELECT file_id FROM calls WHERE resolved_callee IN (SELECT qualname FROM made)
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT qualname FROM made)
 """
+
+
+def _owner(dotted: str) -> str:
+    """SQL: what a dotted name is defined in (`a.b.C.f` -> `a.b.C`)."""
+    return f"left({dotted}, length({dotted}) - length(split_part({dotted}, '.', -1)) - 1)"
+
+
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
 # with a string an added name starts with (a method: anywhere, its class may be any object's; a
 # function or class of a module (_added_globals, qualnames): only where an import binds a name to
 # the module, a package above it or a module in it (`import a.b.c` binds a), or a star import
-# brings names, as a module is an object only by an import), and those whose calls a sibling of an added definition answers by
-# a string, a container or a return (a registry or visitor in another file gains a member).
+# brings names, as a module is an object only by an import), and those whose calls a sibling of an
+# added definition answers by a string, a container or a return (a registry or visitor in another
+# file gains a member).
 _GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
 _NAMED_BY_STRING_SQL = f"""
     SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
                          WHERE callee_text = 'getattr' AND len(arguments) >= 2) c
         WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(a.v, c.start))
             OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,
-                                             left(v, length(v) - length(split_part(v, '.', -1)) - 1) AS owner
+                                             {_owner('v')} AS owner
                                       FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
                        WHERE starts_with(a.name, c.start) AND (i.is_star OR EXISTS (
                            SELECT 1 FROM (SELECT coalesce(i.resolved_qualname, i.resolved_module) AS m) r
                            WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.')))))
     UNION SELECT file_id FROM calls WHERE resolution IN ('getattr', 'container', 'return')
         AND resolved_callee IS NOT NULL
-        AND left(resolved_callee, length(resolved_callee) - length(split_part(resolved_callee, '.', -1)) - 1)
-            IN (SELECT v FROM _owners)
+        AND {_owner('resolved_callee')} IN (SELECT v FROM _owners)
 """
 # Whatever else changed: the calls an added method may answer as an override (`x: Base; x.f()`
 # runs a new subclass's f too) or that a guess by name (Resolver.by_name) gains or loses, and
