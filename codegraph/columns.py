@@ -49,6 +49,20 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     return data.num_rows
 
 
+def update_by_id(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+    """Set data's columns but `id` on the rows of `table` with its ids (`library.classes`: the
+    library layer's)."""
+    if not data.num_rows:
+        return
+    name = ".".join(f'"{part}"' for part in table.split("."))
+    assignments = ", ".join(f'"{c}" = _codegraph_set."{c}"' for c in data.column_names if c != "id")
+    con.register("_codegraph_set", data)
+    try:
+        con.execute(f"UPDATE {name} SET {assignments} FROM _codegraph_set WHERE {name}.id = _codegraph_set.id")
+    finally:
+        con.unregister("_codegraph_set")
+
+
 def register_values(con: duckdb.DuckDBPyConnection, name: str, values, kind: pa.DataType = pa.string()) -> None:
     """Values for SQL as the one-column table `name` (column v), read as `x IN (SELECT v FROM name)`:
     bound as a parameter, a list costs about 70 µs a value (0.36 s for 5,000) and list_contains

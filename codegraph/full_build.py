@@ -12,9 +12,9 @@ import pyarrow as pa
 from . import db
 from .build import (Build, Chunk, Writer, by_language, external_imports, extract_chunks, give_back_memory,
                     library_chunks, skip_row, summarise, term_stats, write_embeddings)
-from .columns import arrow_schema, concat, insert_rows
+from .columns import arrow_schema, concat, insert_rows, update_by_id
 from .languages import language
-from .library_cache import LibraryCache
+from .library_cache import LibraryCache, keep_layer, layer_key
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.models import HashingModel
 from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
@@ -37,6 +37,7 @@ def full_build(build: Build) -> None:
     report.parsed = len(file_rows)
     direct: list[str] = []
     lib_chunks: list[Chunk] = []
+    layer, reused = "", None  # the library layer's key (library_cache.layer_key) and its resolution, if kept
     if library is not None:
         t = time.perf_counter()
         project_modules = {f.module for f in found.files}
@@ -44,6 +45,8 @@ def full_build(build: Build) -> None:
         cache = LibraryCache.open(library.identity())
         try:
             lib_chunks = library_chunks(project_modules, direct, library, workers, progress, cache)
+            layer = layer_key([row for c in lib_chunks for row in c.file_rows])
+            reused = cache.resolved(layer) if cache is not None else None
         finally:
             if cache is not None:
                 cache.close()
@@ -52,6 +55,7 @@ def full_build(build: Build) -> None:
         if note:
             report.warnings.append(note)
         report.library_parsed = sum(len(c.file_rows) for c in lib_chunks if not c.cached)
+        report.library_resolved = reused is None
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
@@ -80,6 +84,17 @@ def full_build(build: Build) -> None:
             del terms
             writer = Writer(side, unresolved)
             del unresolved
+            made: dict[str, list[pa.Table]] = {name: [] for name in RESOLVED_TABLES}  # the library's, for the cache
+
+            def emit(name: str, table: pa.Table) -> None:
+                schema_name, _, bare = name.rpartition(".")
+                if schema_name == LIBRARY_SCHEMA and library is not None:
+                    made[bare].append(table)
+                writer.put(name, table)
+
+            if reused is not None:
+                for name, table in reused.tables.items():
+                    writer.put(f"{LIBRARY_SCHEMA}.{name}", table)
             try:
                 # each language resolves its own files' rows (the library's, its language's too)
                 groups = by_language(tables, {r.file_id: r.language for r in file_rows})
@@ -99,7 +114,8 @@ def full_build(build: Build) -> None:
                         lib, lib_tables = lib_tables, {}
                     else:
                         lib = {n: concat(n, []) for n in EXTRACTED}
-                    after.append(resolution.full(group, lib, modules, resolve_jobs, writer.put))
+                    after.append(resolution.full(group, lib, modules, resolve_jobs, emit,
+                                                 library_resolved=reused is not None and name == library_language))
                     del group, lib
                 give_back_memory()
                 if embed:
@@ -117,6 +133,8 @@ def full_build(build: Build) -> None:
             phase("writing")
             for write in after:
                 write(con)
+            for name, table in (reused.later.items() if reused is not None else ()):
+                update_by_id(con, f"{LIBRARY_SCHEMA}.{name}", table)
             insert_rows(con, "files", file_rows)
             insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
@@ -135,6 +153,8 @@ def full_build(build: Build) -> None:
             else:
                 vectors_path(target).unlink(missing_ok=True)
             summarise(report, con)
+            if library is not None and reused is None:
+                keep_layer(library.identity(), layer, made, con, LIBRARY_SCHEMA)
         finally:
             con.close()
         target.with_name(target.name + ".wal").unlink(missing_ok=True)

@@ -1,6 +1,7 @@
-"""The library layer's cache (issue 28, row 2, a first step): a project's full build parses only the
-library files the environment's cache does not hold as they are now, and the graph is the same;
-and the report names the imported packages the environment does not have."""
+"""The library layer's cache (issue 28, row 2): a project's full build parses only the library
+files the environment's cache does not hold as they are now, resolves no library layer the cache
+holds, and the graph is the same; the library's rows never depend on the project; and the report
+names the imported packages the environment does not have."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import dataclasses
 import os
 
 import duckdb
+import pyarrow as pa
 
 from codegraph.build import _extract_chunk
 from codegraph.indexer import index_repository
-from codegraph.library_cache import LibraryCache
-from codegraph.schema import LAYERED, LIBRARY_SCHEMA
+from codegraph import library_cache
+from codegraph.library_cache import LibraryCache, ResolvedLayer
+from codegraph.columns import arrow_schema
+from codegraph.schema import BY_NAME, LAYERED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from codegraph.sources import SourceFile
 
 
-def _library_rows(db_path) -> dict[str, list]:
+def _library_rows(db_path, schema: str = LIBRARY_SCHEMA) -> dict[str, list]:
     con = duckdb.connect(str(db_path), read_only=True)
     try:
-        return {name: con.execute(f"SELECT * FROM {LIBRARY_SCHEMA}.{name} ORDER BY ALL").fetchall() for name in LAYERED}
+        return {name: con.execute(f"SELECT * FROM {schema}.{name} ORDER BY ALL").fetchall() for name in LAYERED}
     finally:
         con.close()
 
@@ -30,11 +34,17 @@ def test_a_second_build_reads_the_library_from_the_cache_and_makes_the_same_grap
     warm = index_repository(mini_repo, tmp_path / "warm.duckdb", jobs=1, embed=False)
     monkeypatch.setenv("CODEGRAPH_CACHE", "off")
     uncached = index_repository(mini_repo, tmp_path / "uncached.duckdb", jobs=1, embed=False)
-    assert cold.library_files > 20 and cold.library_parsed == cold.library_files
-    assert warm.library_files == cold.library_files and warm.library_parsed == 0
-    assert uncached.library_parsed == uncached.library_files == cold.library_files
+    assert cold.library_files > 20 and cold.library_parsed == cold.library_files and cold.library_resolved
+    assert warm.library_files == cold.library_files and warm.library_parsed == 0 and not warm.library_resolved
+    assert uncached.library_parsed == uncached.library_files == cold.library_files and uncached.library_resolved
     rows = _library_rows(warm.db_path)
     assert rows["calls"] and rows == _library_rows(cold.db_path) == _library_rows(uncached.db_path)
+    con = duckdb.connect(str(warm.db_path), read_only=True)
+    try:  # the library classes' resolved bases came from the cache too
+        assert con.execute(f"SELECT count(*) FROM {LIBRARY_SCHEMA}.classes WHERE len(base_qualnames) > 0").fetchone()[0]
+    finally:
+        con.close()
+    assert _library_rows(warm.db_path, "main") == _library_rows(uncached.db_path, "main")
     assert [p.name.startswith("library-") for p in (tmp_path / "cache").iterdir()] == [True]
 
 
@@ -87,3 +97,54 @@ def test_imported_packages_the_environment_lacks_are_named_with_what_to_do(tmp_p
     assert not ran.exists()
     assert not [w for w in index_repository(repo, jobs=1, embed=False, libraries=False, full=True).warnings
                 if "library layer" in w]
+
+
+def test_the_library_is_resolved_from_the_library_alone(tmp_path):
+    """What library code calls is what the environment holds, whatever the project defines: a
+    resolver that also knew the project guessed `self._KEYCRE.sub(...)` in configparser to be the
+    project's only `sub` method. The library's rows are the same for every project."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("import configparser\n\n\nclass Replacer:\n    def sub(self, text):\n"
+                                 "        return text\n\n\ndef run(r: Replacer):\n    return r.sub('x')\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "tool.py").write_text("import configparser\n")
+    report = index_repository(repo, tmp_path / "app.duckdb", jobs=1, embed=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM calls WHERE resolved_callee = 'app.Replacer.sub'").fetchone()[0] == 1
+        assert con.execute(f"SELECT count(*) FROM {LIBRARY_SCHEMA}.calls WHERE callee_text LIKE '%._KEYCRE.sub'"
+                           ).fetchone()[0] >= 2
+        assert con.execute(f"SELECT count(*) FROM {LIBRARY_SCHEMA}.calls WHERE resolved_callee LIKE 'app.%'"
+                           ).fetchone()[0] == 0
+    finally:
+        con.close()
+    alone = index_repository(other, tmp_path / "other.duckdb", jobs=1, embed=False)
+    assert not alone.library_resolved  # the same layer: from the cache
+    assert _library_rows(alone.db_path) == _library_rows(report.db_path)
+
+
+def test_the_cache_keeps_the_layers_used_last(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(library_cache, "MAX_LAYERS", 2)
+    classes = arrow_schema(BY_NAME["classes"])
+
+    def layer(key: str) -> ResolvedLayer:
+        tables = {name: arrow_schema(BY_NAME[name]).empty_table() for name in RESOLVED_TABLES}
+        bases = pa.table({"id": [ord(key)], "base_qualnames": [[f"base_{key}"]]},
+                         pa.schema([classes.field("id"), classes.field("base_qualnames")]))
+        return ResolvedLayer(tables, {"classes": bases})
+
+    cache = LibraryCache.open("an environment")
+    try:
+        for key in ("a", "b"):
+            cache.keep_resolved(key, layer(key))
+        assert cache.resolved("a") is not None  # used again: b is now the oldest
+        cache.keep_resolved("c", layer("c"))
+        assert cache.resolved("b") is None
+        assert cache.resolved("a").later["classes"].to_pylist() == [{"id": ord("a"), "base_qualnames": ["base_a"]}]
+        assert cache.resolved("c") is not None
+        assert cache.con.execute("SELECT count(*) FROM resolved_classes").fetchone()[0] == 2
+    finally:
+        cache.close()

@@ -203,11 +203,14 @@ class Resolution(ABC):
 
     @abstractmethod
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str],
-             jobs: int, emit: Emit) -> Callable[[duckdb.DuckDBPyConnection], None]:
+             jobs: int, emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
         """Resolve a full build: `project` and `library` hold the extracted tables of the language's
         files (they are emptied as they are used, to free memory early); `modules` maps every
         file id to its module. Each resolved table goes to emit(name, table) as soon as it is whole
-        (`library.<name>` for the library's). Returns what to write once every table is in."""
+        (`library.<name>` for the library's). The library's rows are resolved from the library
+        alone, never from the project (the library cache keeps them per set of library files);
+        with library_resolved the build has them already and only the project's are asked for.
+        Returns what to write once every table is in."""
 
     @abstractmethod
     def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Any:

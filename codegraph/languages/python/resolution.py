@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from ... import forked
-from ...columns import column_lists, column_values, concat, insert_arrow
+from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
 from .resolve import ALL_ONLY_RESOLUTIONS, ASSIGNED_RESOLUTIONS, Resolver
@@ -502,7 +502,7 @@ def write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: d
 
 def update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table,
                         table: str = "classes") -> None:
-    set_class_bases(con, class_bases(resolver, classes), table)
+    update_by_id(con, table, class_bases(resolver, classes))
 
 
 def class_bases(resolver: Resolver, classes: pa.Table) -> pa.Table:
@@ -510,16 +510,6 @@ def class_bases(resolver: Resolver, classes: pa.Table) -> pa.Table:
     ids, qualnames = column_lists(classes, ("id", "qualname"))
     return pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
         [[b for b, _ in resolver.resolved_bases(q)] for q in qualnames], pa.list_(pa.string()))})
-
-
-def set_class_bases(con: duckdb.DuckDBPyConnection, bases: pa.Table, table: str = "classes") -> None:
-    if not bases.num_rows:
-        return
-    con.register("class_bases", bases)
-    try:
-        con.execute(f"UPDATE {table} SET base_qualnames = b.base_qualnames FROM class_bases b WHERE {table}.id = b.id")
-    finally:
-        con.unregister("class_bases")
 
 
 def for_resolution(resolver: Resolver, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
@@ -531,29 +521,47 @@ def for_resolution(resolver: Resolver, tables: dict[str, pa.Table]) -> dict[str,
 
 
 def resolve_full(project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
-                 emit: Emit) -> Callable[[duckdb.DuckDBPyConnection], None]:
-    """A full build's resolution (the Resolution protocol's `full`): one resolver learns every
-    definition of the project and the library, then the local names of every function of both
-    before any call is answered (a project call may read what a library function returns, `a, b =
-    socket.socketpair()`, as an update does through its scope loader); the tables go as soon as
-    they are read. Returns the writing of the classes' resolved bases."""
-    resolver = build_resolver(
-        [*definition_rows(project), *definition_rows(library)],
-        concat("imports", [project["imports"], library["imports"]]),
-        concat("inheritance", [project["inheritance"], library["inheritance"]]),
-        returns_of_tables(project["bindings"], library["bindings"]))
+                 emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """A full build's resolution (the Resolution protocol's `full`). The library's rows are
+    resolved by a resolver of the library alone: what library code calls is what the environment
+    holds, the same for every project that uses it (so the library cache can keep it; a resolver
+    that also knew the project guessed by name at project methods for library code, as
+    `configparser`'s `self._KEYCRE.sub()` at a project's `sub`). With library_resolved those rows
+    are already in (from the cache) and the library's tables only say what the project's names
+    mean. Then one resolver learns every definition of the project and the library, and the local
+    names of every function of both, before any project call is answered (a project call may read
+    what a library function returns, `a, b = socket.socketpair()`, as an update does through its
+    scope loader); the tables go as soon as they are read. Returns the writing of the classes'
+    resolved bases."""
+    lib_defs = definition_rows(library)
+    lib_read = {name: library[name] for name in ("imports", "inheritance", *SCOPE_TABLES)}
     classes = [t["classes"].select(["id", "qualname"]) for t in (project, library)]
-    ours, theirs = for_resolution(resolver, project), for_resolution(resolver, library)
-    project.clear()
+    bases = []
+    if not library_resolved:
+        alone = build_resolver(lib_defs, library["imports"], library["inheritance"], returns_of_tables(library["bindings"]))
+        theirs = for_resolution(alone, library)
+        library.clear()
+        resolve_tables(alone, theirs, modules, jobs=jobs, emit=lambda name, table: emit(f"{LIBRARY_SCHEMA}.{name}", table))
+        del theirs
+        bases.append((class_bases(alone, classes[1]), f"{LIBRARY_SCHEMA}.classes"))
+        del alone
     library.clear()
+    resolver = build_resolver(
+        [*definition_rows(project), *lib_defs],
+        concat("imports", [project["imports"], lib_read["imports"]]),
+        concat("inheritance", [project["inheritance"], lib_read["inheritance"]]),
+        returns_of_tables(project["bindings"], lib_read["bindings"]))
+    del lib_defs
+    resolver.learn_scopes(*scope_keys(lib_read))
+    del lib_read
+    ours = for_resolution(resolver, project)
+    project.clear()
     resolve_tables(resolver, ours, modules, jobs=jobs, emit=emit)
     del ours
-    resolve_tables(resolver, theirs, modules, jobs=jobs, emit=lambda name, table: emit(f"{LIBRARY_SCHEMA}.{name}", table))
-    del theirs
-    bases = [class_bases(resolver, classes[0]), class_bases(resolver, classes[1])]
+    bases.append((class_bases(resolver, classes[0]), "classes"))
 
     def write_bases(con: duckdb.DuckDBPyConnection) -> None:
-        set_class_bases(con, bases[0])
-        set_class_bases(con, bases[1], f"{LIBRARY_SCHEMA}.classes")
+        for table, name in bases:
+            update_by_id(con, name, table)
 
     return write_bases

@@ -11,8 +11,8 @@ from .resolution import resolve_full
 class PythonResolution(Resolution):
     """The resolver of resolve.py: a full build in resolution.py, an update in incremental.py."""
 
-    def full(self, project, library, modules, jobs, emit):
-        return resolve_full(project, library, modules, jobs, emit)
+    def full(self, project, library, modules, jobs, emit, library_resolved=False):
+        return resolve_full(project, library, modules, jobs, emit, library_resolved)
 
     def plan_update(self, con, fresh):
         return plan_incremental(con, fresh)
