@@ -357,18 +357,24 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
                  if f.path not in seen_paths][: library.max_files - len(seen_paths)]
         seen_paths.update(f.path for f, _ in found)
         new: list[Chunk] = []
+        if cache is not None and found:
+            held_rows, imports, found = cache.known(found)
+            if held_rows:  # its imports for now, the other rows once the walk ends
+                new.append(Chunk(held_rows, [], {"imports": imports}, [r.path for r in held_rows], cached=True))
+                if progress:
+                    progress("libraries", len(held_rows), len(held_rows) + len(found), "(from the library cache)")
         for layer in ("stdlib", "site"):
             batch = [f for f, where in found if where == layer]
-            if batch and cache is not None:
-                held_rows, held, batch = cache.known(batch, layer)
-                if held_rows:
-                    new.append(Chunk(held_rows, [], held, [r.path for r in held_rows], cached=True))
-                    if progress:
-                        progress("libraries", len(held_rows), len(held_rows) + len(batch), "(from the library cache)")
             if batch:
                 new.extend(extract_chunks(batch, workers, progress, 0, layer))
         out.extend(new)
         frontier = external_imports(library, project_modules, new)
+    held = [c for c in out if c.cached]
+    if held:
+        out = [c for c in out if not c.cached]
+        file_rows = [r for c in held for r in c.file_rows]
+        out.insert(0, Chunk(file_rows, [], cache.rows([r.file_id for r in file_rows]), [r.path for r in file_rows],
+                            cached=True))
     for chunk in out:  # a library file that does not parse is not the user's problem
         chunk.skips = []
     parsed = [c for c in out if not c.cached]

@@ -96,36 +96,42 @@ class LibraryCache:
             return None
         return cls(con, path)
 
-    def known(self, files: list[SourceFile], layer: str) -> tuple[list[tuple], dict[str, pa.Table], list[SourceFile]]:
-        """(file rows, tables) of the files held at their size and modification time, and the
-        files to parse."""
-        wanted = pa.table({"path": [f.path for f in files], "module": [f.module for f in files],
-                           "size": pa.array([f.size for f in files], pa.int64()),
-                           "mtime_ns": pa.array([f.mtime_ns for f in files], pa.int64())})
+    def known(self, files: list[tuple[SourceFile, str]]) -> tuple[list[tuple], pa.Table, list[tuple[SourceFile, str]]]:
+        """Of (file, layer) pairs: the file rows and imports rows of the files held at their size
+        and modification time, and the pairs to parse. The imports are what a walk of the layer
+        reads next; the other rows come in one go at its end (rows)."""
+        wanted = pa.table({"path": [f.path for f, _ in files], "module": [f.module for f, _ in files],
+                           "size": pa.array([f.size for f, _ in files], pa.int64()),
+                           "mtime_ns": pa.array([f.mtime_ns for f, _ in files], pa.int64()),
+                           "layer": [layer for _, layer in files]})
         self.con.register("_wanted", wanted)
         try:
             columns = BY_NAME["files"].names()
             held = self.con.execute(
                 f"""SELECT {', '.join(f'f."{c}"' for c in columns)} FROM files f JOIN _wanted w
                     ON f.path = w.path AND f.module = w.module AND f.size = w.size AND f.mtime_ns = w.mtime_ns
-                    WHERE f.layer = $layer ORDER BY f.path""", {"layer": layer}).fetchall()
+                    AND f.layer = w.layer ORDER BY f.path""").fetchall()
         finally:
             self.con.unregister("_wanted")
         row = BY_NAME["files"].row
         file_rows = [row(*values) for values in held]
-        ids = pa.table({"file_id": pa.array([r.file_id for r in file_rows], pa.int64())})
-        tables = {}
-        self.con.register("_ids", ids)
+        found = {(r.path, r.layer) for r in file_rows}
+        return file_rows, self.rows([r.file_id for r in file_rows], ("imports",))["imports"], \
+            [(f, layer) for f, layer in files if (f.path, layer) not in found]
+
+    def rows(self, file_ids: list[int], names: tuple[str, ...] = EXTRACTED) -> dict[str, pa.Table]:
+        """The extracted rows held of these files, in each file's order."""
+        self.con.register("_ids", pa.table({"file_id": pa.array(file_ids, pa.int64())}))
         try:
-            for name in EXTRACTED:
+            tables = {}
+            for name in names:
                 schema = arrow_schema(BY_NAME[name], "extract")
                 tables[name] = self.con.execute(
                     f'SELECT {", ".join(f"t.{c}" for c in schema.names)} FROM "{name}" t JOIN _ids USING (file_id) '
                     f"ORDER BY t.file_id, t.{_SEQ}").to_arrow_table().cast(schema)
+            return tables
         finally:
             self.con.unregister("_ids")
-        found = {r.path for r in file_rows}
-        return file_rows, tables, [f for f in files if f.path not in found]
 
     def keep(self, file_rows: list[tuple], tables: dict[str, pa.Table]) -> None:
         """Hold the rows of freshly parsed files (replacing what was held of them)."""

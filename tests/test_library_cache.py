@@ -58,17 +58,19 @@ def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monk
     cache = LibraryCache.open("an environment")
     try:
         cache.keep(parsed.file_rows, parsed.tables)
-        rows, tables, todo = cache.known([f], "site")
+        rows, imports, todo = cache.known([(f, "site")])
         assert todo == [] and rows == parsed.file_rows
+        assert imports.to_pylist() == parsed.tables["imports"].to_pylist() != []
+        tables = cache.rows([r.file_id for r in rows])
         assert {n: t.to_pylist() for n, t in tables.items()} == {n: t.to_pylist() for n, t in parsed.tables.items()}
         edited = dataclasses.replace(f, mtime_ns=f.mtime_ns + 1)
-        assert cache.known([edited], "site")[2] == [edited]
-        assert cache.known([f], "stdlib")[2] == [f]  # another layer is another file
+        assert cache.known([(edited, "site")])[2] == [(edited, "site")]
+        assert cache.known([(f, "stdlib")])[2] == [(f, "stdlib")]  # another layer is another file
     finally:
         cache.close()
     other = LibraryCache.open("another environment")
     try:
-        assert other.known([f], "site")[2] == [f]
+        assert other.known([(f, "site")])[2] == [(f, "site")]
     finally:
         other.close()
     monkeypatch.setenv("CODEGRAPH_CACHE", "off")
