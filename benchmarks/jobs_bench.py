@@ -30,7 +30,9 @@ _BUILD = """
 import json, sys
 from codegraph.indexer import index_repository
 report = index_repository(sys.argv[1], sys.argv[2], full=True, **json.loads(sys.argv[3]))
-print(json.dumps({"parsed": report.parsed, "library_files": report.library_files}))
+print(json.dumps({"parsed": report.parsed, "library_files": report.library_files,
+                  "library_parsed": getattr(report, "library_parsed", None),
+                  "library_resolved": getattr(report, "library_resolved", None)}))
 """
 
 
@@ -51,18 +53,26 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def build(repo: str, path: str, options: dict, scratch: Path) -> dict:
+def build(repo: str, path: str, options: dict, scratch: Path, env: dict[str, str] | None = None) -> dict:
+    """One full build in a child process with `path` first on PYTHONPATH (and env's variables):
+    its wall time and the CPU of its whole process tree."""
     db = scratch / "graph.duckdb"
     for leftover in scratch.glob("graph.duckdb*"):
         leftover.unlink()
     before, started = _cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _BUILD, repo, str(db), json.dumps(options)], cwd=scratch,
-                          env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True)
+                          env={**os.environ, **(env or {}), "PYTHONPATH": path}, capture_output=True, text=True)
     wall = time.perf_counter() - started
     _reap()
     if done.returncode:
         raise SystemExit(f"the build failed with {path} first on the path:\n{done.stderr[-3000:]}")
     return {"wall_s": round(wall, 3), "cpu_s": round(_cpu() - before, 3), **json.loads(done.stdout)}
+
+
+def become_subreaper() -> None:
+    """Orphaned workers (the forkserver's) come back to this process, so their CPU is counted."""
+    if ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise SystemExit("cannot become a subreaper: the workers' CPU would be missed")
 
 
 def main() -> None:
@@ -74,8 +84,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "jobs.json")
     args = parser.parse_args()
-    if ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise SystemExit("cannot become a subreaper: the workers' CPU would be missed")
+    become_subreaper()
     sides = dict(side.split("=", 1) for side in args.side)
     options = {"embed": not args.no_embed, "libraries": not args.no_libraries}
     runs: list[dict] = []

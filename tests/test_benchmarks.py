@@ -1,7 +1,9 @@
 """The benchmark harness's shared parts: metrics, the per-task result store, sharding."""
 
 import json
+import sys
 from math import prod
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +255,18 @@ def test_resolve_profile_times_each_question_by_what_it_found(mini_repo, tmp_pat
     assert 0 < profile["summary"]["plain_answers_s"] <= profile["summary"]["questions_s"]
     assert [resolve_profile.shape(t) for t in ("f", "self.a.b", "os.path.join", "f(x).g", "super().f")] == [
         "bare", "self+2", "name+2", "call-result", "super"]
+
+
+def test_library_bench_reads_the_library_from_the_cache_after_its_first_build(mini_repo, tmp_path, monkeypatch):
+    from benchmarks import library_bench
+    out = tmp_path / "library.json"
+    checkout = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setattr(sys, "argv", ["library_bench", str(mini_repo), "--side", f"here={checkout}", "--rounds", "1",
+                                      "--out", str(out)])
+    library_bench.main()
+    runs = {r["mode"]: r for r in json.loads(out.read_text())["runs"]}
+    assert runs["defaults, cache's first build"]["library_resolved"] is True
+    assert runs["defaults, cache's first build"]["library_parsed"] == runs["defaults, cache's first build"]["library_files"] > 0
+    warm = runs["defaults, with the cache"]
+    assert warm["library_resolved"] is False and warm["library_parsed"] == 0 and warm["library_files"] > 0
+    assert runs["floor (--no-embed --no-libraries)"]["library_files"] == 0
