@@ -66,6 +66,7 @@ class IndexReport:
     library_files: int = 0  # standard library and package files indexed (layer stdlib or site)
     library_parsed: int = 0  # of them, parsed by this build (the others came from the library cache)
     library_resolved: bool = False  # this build resolved the library layer (else: its resolution came from the cache)
+    library_environment: str = ""  # where the library layer came from (Library.named)
     rebuilt_because: str = ""  # why an update gave way to a full build (Rebuild.reason)
 
 

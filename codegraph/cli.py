@@ -69,8 +69,9 @@ db_option = click.option(
 @click.option("--no-libraries", is_flag=True,
               help="Leave out the standard library and packages the repository imports (layer stdlib / site).")
 @click.option("--python", "python", type=click.Path(exists=True, dir_okay=False),
-              help="The interpreter whose standard library and packages are indexed (a project's own virtualenv). "
-                   "Default: the one running codegraph.")
+              help="The interpreter whose standard library and packages are indexed (run to find them). Default: "
+                   "the repository's own virtualenv (.venv, venv or env), read from its files, never run; else an "
+                   "activated $VIRTUAL_ENV, read the same way; else the interpreter running codegraph.")
 @click.option("--json", "as_json_", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_libraries, python, as_json_, quiet):

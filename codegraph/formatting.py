@@ -93,8 +93,9 @@ def index_summary(report, max_skips: int = 10) -> str:
     for warning in getattr(report, "warnings", []):
         lines.append(f"  warning: {warning}")
     if c.get("library_files"):
-        lines.append(f"  library layer: {c['library_files']:,} files of the standard library and imported packages "
-                     "(layer stdlib / site; --no-libraries leaves them out)")
+        source = f" from {report.library_environment}" if getattr(report, "library_environment", "") else ""
+        lines.append(f"  library layer: {c['library_files']:,} files of the standard library and imported packages"
+                     f"{source} (layer stdlib / site; --no-libraries leaves them out)")
     if "embeddings" in c:
         lines.append(f"  embeddings {c['embeddings']:,} (codegraph search; embed() in codegraph sql)")
     if report.partial:

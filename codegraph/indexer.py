@@ -75,7 +75,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
     if target.exists():
         _refuse_foreign_file(target)
     # one library layer per graph: the first language that has one (only Python, for now)
-    library = next((lib for lang in languages() if (lib := lang.library(python)) is not None), None) \
+    library = next((lib for lang in languages() if (lib := lang.library(python, root)) is not None), None) \
         if libraries else None
     build = Build(root, target, found, Workers(jobs), progress, report, embed, library, resolve_jobs)
     try:

@@ -15,6 +15,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # user's own folder.
 os.environ["CODEGRAPH_CACHE"] = tempfile.mkdtemp(prefix="codegraph-test-cache-")
 atexit.register(shutil.rmtree, os.environ["CODEGRAPH_CACHE"], True)
+# The library layer comes from the interpreter running the tests, not from a virtualenv the shell
+# activated (CI activates one and then runs the tests with another's python).
+os.environ.pop("VIRTUAL_ENV", None)
 EXAMPLE = Path(__file__).parent.parent / "examples" / "shop"  # the README's example repository
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -150,3 +153,79 @@ def test_the_cache_keeps_the_layers_used_last(tmp_path, monkeypatch):
         assert cache.con.execute("SELECT count(*) FROM resolved_classes").fetchone()[0] == 2
     finally:
         cache.close()
+
+
+def _virtualenv(folder: Path) -> Path:
+    """A real virtualenv (no pip: fast); returns its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    (site,) = folder.glob("lib/python3*/site-packages")
+    return site
+
+
+def _library_names(db_path) -> set[str]:
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return {q for (q,) in con.execute(f"SELECT qualname FROM {LIBRARY_SCHEMA}.modules").fetchall()}
+    finally:
+        con.close()
+
+
+def test_the_library_comes_from_the_repositorys_virtualenv_read_never_run(tmp_path):
+    """Issue 28 row 2: the project's own environment, found without --python. Its interpreter
+    and .pth code are the repository's code: never run; a file or folder of it that points
+    outside the virtualenv (or, for .pth folders, the repository) is not read."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    site = _virtualenv(repo / ".venv")
+    ran = tmp_path / "ran"
+    for python in (repo / ".venv" / "bin").glob("python*"):
+        python.unlink()
+        python.write_text(f"#!/bin/sh\ntouch {ran}\n")
+        python.chmod(0o755)
+    (site / "fancylib").mkdir()
+    (site / "fancylib" / "__init__.py").write_text("def fancy(x):\n    return x\n")
+    secret = tmp_path / "secret_token.py"
+    secret.write_text("TOKEN = 'hunter2'\n")
+    (site / "secret_token.py").symlink_to(secret)
+    outside = tmp_path / "outside"
+    (outside / "elsewhere").mkdir(parents=True)
+    (outside / "elsewhere" / "__init__.py").write_text("def far():\n    pass\n")
+    (repo / "vendored" / "nearby").mkdir(parents=True)
+    (repo / "vendored" / "nearby" / "__init__.py").write_text("def near():\n    pass\n")
+    (site / "paths.pth").write_text(f"{outside}\n../../../../vendored\nimport os; open({str(ran)!r}, 'w')\n")
+    (repo / "app.py").write_text("import json\nimport fancylib\nimport secret_token\nimport elsewhere\nimport nearby\n"
+                                 "import click\n\n\ndef main():\n    return fancylib.fancy(json.dumps(1))\n")
+    report = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
+    names = _library_names(report.db_path)
+    assert {"fancylib", "json", "nearby"} <= names and not names & {"secret_token", "elsewhere", "click"}  # nearby: a .pth folder in the repository
+    assert "the repository's .venv" in report.library_environment
+    (note,) = [w for w in report.warnings if "not in .venv" in w]
+    assert "2 imported packages" in note and "click, elsewhere" in note  # secret_token is there, not read
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    try:
+        assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'fancylib.fancy'").fetchone() == \
+            ("fancylib.fancy",)
+        assert not con.execute(f"SELECT count(*) FROM {LIBRARY_SCHEMA}.globals WHERE value LIKE '%hunter2%'").fetchone()[0]
+    finally:
+        con.close()
+    assert not ran.exists()
+
+
+def test_an_activated_virtualenv_other_than_codegraphs_gives_the_library(tmp_path, monkeypatch):
+    """$VIRTUAL_ENV (the shell's, when codegraph runs from an environment of its own, as pipx
+    installs it): read from its files, its .pth folders followed wherever they are."""
+    venv = tmp_path / "env"
+    site = _virtualenv(venv)
+    (tmp_path / "src" / "devpkg").mkdir(parents=True)
+    (tmp_path / "src" / "devpkg" / "__init__.py").write_text("def dev():\n    pass\n")
+    (site / "devpkg.pth").write_text(f"{tmp_path / 'src'}\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("import devpkg\n\ndevpkg.dev()\n")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    report = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
+    assert "devpkg" in _library_names(report.db_path) and "$VIRTUAL_ENV" in report.library_environment
+    monkeypatch.delenv("VIRTUAL_ENV")
+    again = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
+    assert "other library settings" in again.rebuilt_because
+    assert "devpkg" not in _library_names(again.db_path)  # another environment: built afresh

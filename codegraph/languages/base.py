@@ -103,8 +103,9 @@ class Language(ABC):
         """The rows of one file, within budget_s seconds (None: EXTRACT_SECONDS). Raises
         UndecodableSource or ExtractionBudget for a file to skip."""
 
-    def library(self, python: str | None) -> Library | None:
-        """The library layer for an environment (`python`: its interpreter, None: this one)."""
+    def library(self, python: str | None, root: Path | None = None) -> Library | None:
+        """The library layer for an environment (`python`: its interpreter; None: the repository
+        at `root`'s own environment if the language finds one, else this one)."""
         return None
 
     def resolution(self) -> Resolution | None:
@@ -240,6 +241,10 @@ class Library(ABC):
     @abstractmethod
     def identity(self) -> str:
         """What makes two environments the same library: a database built with another is rebuilt."""
+
+    def named(self) -> str:
+        """The environment as the report names it."""
+        return self.identity()
 
     @abstractmethod
     def meta(self) -> dict[str, str]:

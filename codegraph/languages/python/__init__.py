@@ -35,8 +35,8 @@ class Python(Language):
     def module_of_file(self, path: Path) -> str:
         return candidate_module(path)
 
-    def library(self, python: str | None) -> PythonLibrary:
-        return PythonLibrary(python)
+    def library(self, python: str | None, root: Path | None = None) -> PythonLibrary:
+        return PythonLibrary(python, root)
 
     def resolution(self) -> Resolution:
         # loaded when a build asks: the registry (every command, the lint and query workers) stays

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +29,8 @@ MAX_FILES = 600
 _FINDER = r'''
 import importlib.machinery, json, os, sys, sysconfig
 
-def find(name):
-    path = None
+def find(name, search=None):
+    path = search
     spec = None
     parts = name.split(".")
     for i, part in enumerate(parts):
@@ -44,25 +46,117 @@ def find(name):
     origin = spec.origin if spec and spec.origin not in (None, "namespace") else None
     return [origin, spec.submodule_search_locations is not None] if origin and origin.endswith(".py") else None
 
-def present(top):
+def present(top, search=None):
     """Is there such a top-level module at all (built in, frozen, an extension, source)?"""
     if top in sys.builtin_module_names:
         return True
     try:
-        return (importlib.machinery.PathFinder.find_spec(top) is not None
+        return (importlib.machinery.PathFinder.find_spec(top, search) is not None
                 or importlib.machinery.FrozenImporter.find_spec(top) is not None)
     except (ImportError, ValueError, AttributeError):
         return False
 
-def describe(names):
+def describe(names, search=None):
+    """With search (the folders of another environment, read from its files): find there."""
     paths = sysconfig.get_paths()
     return {"stdlib": os.path.realpath(paths["stdlib"]), "prefix": os.path.realpath(sys.prefix),
             "site": sorted({os.path.realpath(p) for p in (paths["purelib"], paths["platlib"])}),
-            "found": {n: find(n) for n in names},
-            "present": {n: present(n) for n in names if "." not in n}}
+            "found": {n: find(n, search) for n in names},
+            "present": {n: present(n, search) for n in names if "." not in n}}
 '''
 _MAIN = "\nprint(json.dumps(describe(json.loads(sys.stdin.read()))))\n"
 _HERE: dict = {}
+VENV_FOLDERS = (".venv", "venv", "env")  # a repository's own virtualenv, by the names tools give it
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A virtualenv read from its files (pyvenv.cfg, its folders, its .pth files), never run:
+    where its imports search. A repository's interpreter is the repository's code."""
+
+    prefix: str  # the virtualenv's folder, resolved: the environment's identity
+    named: str  # how the report names it: `.venv`, `$VIRTUAL_ENV (/path)`
+    stdlib: str | None  # the standard library of the interpreter it was made from
+    site: tuple[str, ...]  # its site-packages (and the base's, with include-system-site-packages)
+    added: tuple[str, ...]  # the folders its .pth files add (editable installs)
+    search: tuple[str, ...]  # the folders a top-level import searches, in order
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+
+def read_environment(folder: Path, named: str, confined: list[Path] | None = None) -> Environment | None:
+    """The virtualenv at folder, or None when it is not one. With `confined` (a repository's own
+    virtualenv: its files may point anywhere), site-packages and .pth folders count only inside
+    the virtualenv or those folders."""
+    try:
+        text = (folder / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    config = {}
+    for line in text.splitlines():
+        key, equals, value = line.partition("=")
+        if equals:
+            config[key.strip().lower()] = value.strip()
+    prefix = os.path.realpath(folder)
+    roots = [prefix, *(os.path.realpath(c) for c in confined)] if confined is not None else None
+    sites = sorted({os.path.realpath(p) for p in (*folder.glob("lib/python3*/site-packages"), folder / "Lib" / "site-packages")
+                    if p.is_dir()})
+    sites = [p for p in sites if roots is None or _within(p, [prefix])]
+    said = re.match(r"(\d+)\.(\d+)", config.get("version_info") or config.get("version") or "")
+    from_folder = next((m for p in sites if (m := re.search(r"python(\d+)\.(\d+)", p))), None)
+    version = (said or from_folder).groups() if (said or from_folder) else None
+    base = Path(config["home"]).parent if config.get("home") else None
+    stdlib = None
+    if version and base is not None:
+        for candidate in (base / "lib" / f"python{version[0]}.{version[1]}", base / "Lib"):
+            if (candidate / "os.py").is_file():
+                stdlib = os.path.realpath(candidate)
+                break
+    if stdlib is None and version == tuple(map(str, sys.version_info[:2])):  # the same Python: this one's
+        stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    if stdlib is not None and config.get("include-system-site-packages", "").lower() == "true":
+        sites += [p for p in (os.path.realpath(Path(stdlib) / "site-packages"),) if os.path.isdir(p) and p not in sites]
+    added = [p for p in pth_folders(sites) if roots is None or _within(p, roots)]
+    search = [p for p in (stdlib, stdlib and os.path.join(stdlib, "lib-dynload")) if p and os.path.isdir(p)]
+    return Environment(prefix, named, stdlib, tuple(sites), tuple(added), tuple(search + sites + added))
+
+
+def pth_folders(sites: list[str]) -> list[str]:
+    """The folders the site-packages' .pth files add to the path (editable installs), read,
+    never run (a line that imports is code, and skipped)."""
+    out: list[str] = []
+    for site in sites:
+        for pth in sorted(Path(site).glob("*.pth")):
+            try:
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if not line or line.startswith("#") or re.match(r"import[ \t]", line):
+                    continue
+                folder = os.path.realpath(os.path.join(site, line))
+                if os.path.isdir(folder) and folder not in out and folder not in sites:
+                    out.append(folder)
+    return out
+
+
+def environment_of(root: Path, python: str | None) -> Environment | None:
+    """The environment a repository's library layer comes from when no interpreter is named:
+    its own virtualenv (.venv, venv, env), else an activated one ($VIRTUAL_ENV) other than the
+    one running codegraph; None: the interpreter running codegraph."""
+    if python is not None:
+        return None
+    for name in VENV_FOLDERS:
+        found = read_environment(root / name, name, confined=[root])
+        if found is not None:
+            return found
+    active = os.environ.get("VIRTUAL_ENV")
+    if active and os.path.realpath(active) != os.path.realpath(sys.prefix):
+        return read_environment(Path(active), f"$VIRTUAL_ENV ({active})")
+    return None
 
 
 @dataclass(frozen=True)
@@ -73,10 +167,12 @@ class Located:
 
 
 class Finder:
-    """Finds modules for one interpreter; remembers its stdlib and site folders."""
+    """Finds modules for one interpreter, or for an environment read from its files; remembers
+    its stdlib and site folders."""
 
-    def __init__(self, python: str | None = None) -> None:
-        self.here = python is None or os.path.abspath(python) == os.path.abspath(sys.executable)
+    def __init__(self, python: str | None = None, environment: Environment | None = None) -> None:
+        self.environment = environment
+        self.here = environment is not None or python is None or os.path.abspath(python) == os.path.abspath(sys.executable)
         self.python = python or sys.executable
         self.stdlib: str | None = None
         self.site: list[str] = []
@@ -89,7 +185,10 @@ class Finder:
         if self.here:
             if not _HERE:  # the same code the subprocess runs, run here
                 exec(compile(_FINDER, "<codegraph-finder>", "exec"), _HERE)  # noqa: S102 - our own constant
-            data = _HERE["describe"](names)
+            env = self.environment
+            data = _HERE["describe"](names, list(env.search) if env else None)
+            if env is not None:
+                data.update(stdlib=env.stdlib, prefix=env.prefix, site=[*env.site, *env.added])
         else:
             try:
                 out = subprocess.run([self.python, "-c", _FINDER + _MAIN], input=json.dumps(names), capture_output=True,
@@ -97,6 +196,8 @@ class Finder:
                 data = json.loads(out)
             except (OSError, subprocess.SubprocessError, ValueError):
                 return {}
+        if self.environment is None:  # an editable install's folder is where its package is
+            data["site"] += pth_folders(data["site"])
         self.stdlib, self.site, self.prefix = data["stdlib"], data["site"], data["prefix"]
         self.present.update(data.get("present", {}))
         return {n: Located(n, os.path.realpath(v[0]), v[1]) for n, v in data["found"].items() if v}
@@ -155,11 +256,19 @@ class PythonLibrary(Library):
     language = "python"
     max_depth, max_files = MAX_DEPTH, MAX_FILES
 
-    def __init__(self, python: str | None = None) -> None:
-        self.finder = Finder(python)
+    def __init__(self, python: str | None = None, root: Path | None = None) -> None:
+        self.environment = environment_of(root, python) if root is not None else None
+        self.finder = Finder(python, self.environment)
 
     def identity(self) -> str:
         return self.finder.identity()
+
+    def named(self) -> str:
+        env = self.environment
+        if env is not None:
+            return f"{env.named}, read from its files" if env.named.startswith("$") else \
+                f"the repository's {env.named}, read from its files"
+        return f"{self.finder.python}" if not self.finder.here else f"the interpreter running codegraph ({sys.prefix})"
 
     def meta(self) -> dict[str, str]:
         return {"library_python": self.finder.identity(), "library_stdlib": self.finder.stdlib or "",
@@ -196,6 +305,10 @@ class PythonLibrary(Library):
         if not absent:
             return None
         shown = ", ".join(absent[:8]) + (f" and {len(absent) - 8} more" if len(absent) > 8 else "")
+        if self.environment is not None:
+            return (f"{len(absent)} imported package{'s are' if len(absent) > 1 else ' is'} not in {self.environment.named} "
+                    f"({self.environment.prefix}), the library layer's environment: {shown}; their names stay "
+                    "unresolved. Install them there, or index with --python naming an interpreter that has them")
         # a virtualenv in the repository is named, never run: its interpreter is the repository's code
         venv = next((v for v in (".venv", "venv", "env") if os.path.lexists(root / v / "bin" / "python")), None)
         use = f"--python {venv}/bin/python (the repository's virtualenv)" if venv else \
