@@ -4,8 +4,10 @@ Models forget APIs more than they misspell them (`zipfile.ZipFile` used without 
 `json.dumps(obj, indnt=2)`), so the modules a repository imports are indexed too, with
 `layer` = stdlib or site, and only those: the modules its imports name, and what those import in
 turn up to a depth and a file count. Modules are found the way the target interpreter would find
-them (importlib's PathFinder, without importing anything), by the interpreter running codegraph
-or, for a project's own virtualenv, by that interpreter in a subprocess.
+them (importlib's PathFinder, without importing anything): in the repository's own virtualenv or
+an activated one, read from its files (pyvenv.cfg, site-packages, .pth folders; its interpreter is
+never run), else by the interpreter running codegraph, or in a subprocess by the interpreter
+--python names.
 """
 
 from __future__ import annotations
