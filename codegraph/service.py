@@ -15,6 +15,8 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -85,6 +87,8 @@ class Graph:
         self.last_update: dict = {}
         self.last_check_ms = 0.0
         self.indexing: dict | None = None  # while an index runs: its phase and how far it is
+        self.library_layer: dict | None = None  # on first contact, while the library layer is built: since when
+        self._later: subprocess.Popen | None = None  # the process that builds it
         self._first: threading.Thread | None = None
         if watch:
             self.watching = self._start_watcher()
@@ -110,12 +114,13 @@ class Graph:
         threading.Thread(target=run, name="codegraph-watch", daemon=True).start()
         return True
 
-    def fresh(self, compare: bool = True) -> Path:
+    def fresh(self, compare: bool = True, libraries: bool | None = None) -> Path:
         """Bring the graph up to date if anything changed; returns the database path. The watcher
         only hints: the files are compared with the snapshot taken before the last update
         (discover.Snapshot: an inotify queue read, or one stat per folder and file), so an answer
         right after a save or a delete already sees it, whatever the watcher's debounce. `compare=False` leaves the
-        comparison to the caller (`answer` runs it beside the question)."""
+        comparison to the caller (`answer` runs it beside the question). `libraries=False`: without the
+        library layer this once (the first contact's project layer)."""
         started = time.perf_counter()
         with self._lock:
             if (self._stale.is_set() or self._snapshot is None or not self.db_path.exists()
@@ -126,8 +131,8 @@ class Graph:
                 self.indexing = {"phase": "starting", "done": 0, "total": 0,
                                  "since": self.indexing["since"] if self.indexing else time.time()}
                 try:
-                    report = index_repository(self.repo, self.db_path, libraries=self.libraries,
-                                              progress=self._progress)
+                    report = index_repository(self.repo, self.db_path, progress=self._progress,
+                                              libraries=self.libraries if libraries is None else libraries)
                 finally:
                     self.indexing = None
                 if self._snapshot is not None:
@@ -144,10 +149,17 @@ class Graph:
 
     def index_in_background(self) -> None:
         """The first index on a thread of its own, so the server answers `initialize` at once;
-        a tool asked meanwhile waits for it (fresh() holds the lock), index_status does not."""
+        a tool asked meanwhile waits for it (fresh() holds the lock), index_status does not. With
+        the library layer and no graph yet, the project's own layer comes first (click: 1.5 s
+        against 10 s with a cold library cache) and is served while another process builds the
+        graph again with the library layer and swaps it in (_library_layer_later)."""
         def run() -> None:
             try:
-                self.fresh()
+                if self.libraries and not self.db_path.exists():
+                    self.fresh(libraries=False)
+                    self._library_layer_later()
+                else:
+                    self.fresh()
             except Exception:  # noqa: BLE001 - the next call's fresh() tries again and reports it
                 self._stale.set()
             finally:
@@ -158,6 +170,26 @@ class Graph:
         self.indexing = {"phase": "starting", "done": 0, "total": 0, "since": time.time()}
         self._first = threading.Thread(target=run, name="codegraph-first-index", daemon=True)
         self._first.start()
+
+    def _library_layer_later(self) -> None:
+        """Build the graph with the library layer in a process of its own, without this server's
+        lock: tools answer from the project's layer meanwhile. A call that finds a file changed
+        updates with the library layer (fresh()), which waits for this build's index lock and then
+        has the library layer too, so no answer ever mixes files of two moments."""
+        self.library_layer = {"since": time.time()}
+        try:
+            self._later = subprocess.Popen(
+                [sys.executable, "-m", "codegraph.cli", "index", str(self.repo), "--db", str(self.db_path), "-q"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _, err = self._later.communicate()
+            if self._later.returncode:
+                self.library_layer = {"failed": (err.strip().splitlines() or ["(no message)"])[-1]}
+                return
+            self.library_layer = None
+            self.last_update = {**self.last_update, "library_layer": "in",
+                                "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        finally:
+            self._later = None
 
     def answer(self, work: Callable[[], T]) -> T:
         """work() on the graph as it stands while another thread compares the files with the
@@ -225,7 +257,7 @@ class Graph:
             return {"repository": str(self.repo), "database": str(self.db_path), "fresh": False,
                     "indexing": {"phase": indexing["phase"], "done": indexing["done"], "total": indexing["total"],
                                  "seconds": round(time.time() - indexing["since"], 1)},
-                    "watching": self.watching, "last_update": self.last_update}
+                    "watching": self.watching, "last_update": self.last_update, **self._library_status()}
         started = time.perf_counter()
         self.fresh()
         check_ms = (time.perf_counter() - started) * 1000
@@ -235,10 +267,22 @@ class Graph:
                 "schema_version": meta.get("schema_version"), "tool_version": meta.get("tool_version"),
                 "embedding_model": meta.get("embedding_model"), "counts": stats["counts"],
                 "fresh": True, "watching": self.watching, "freshness_check_ms": round(check_ms, 2),
-                "last_update": self.last_update}
+                "last_update": self.last_update, **self._library_status()}
+
+    def _library_status(self) -> dict:
+        later = self.library_layer
+        if later is None:
+            return {}
+        if "failed" in later:
+            return {"library_layer": f"not built: {later['failed']}; answers come from the project's own layer"}
+        return {"library_layer": f"being built for {time.time() - later['since']:.0f} s; answers come from the "
+                                 "project's own layer until it is in"}
 
     def close(self) -> None:
         self._stop.set()
+        later = self._later
+        if later is not None:
+            later.terminate()
         self._checker.shutdown(wait=False)
         if self._snapshot is not None:
             self._snapshot.close()

@@ -304,6 +304,40 @@ def test_the_first_index_runs_behind_the_server_and_index_status_reports_it(shop
         graph.close()
 
 
+def test_first_contact_serves_the_project_layer_while_the_library_layer_is_built(shop, monkeypatch):
+    """issue 28, row 6: the project's own layer first (seconds), served while another process
+    builds the graph with the library layer (click with a cold library cache: 10 s), then that."""
+    import threading
+
+    import codegraph.service as service
+
+    release, real = threading.Event(), service.Graph._library_layer_later
+
+    def held(self):
+        self.library_layer = {"since": time.time()}
+        assert release.wait(60)
+        real(self)
+
+    monkeypatch.setattr(service.Graph, "_library_layer_later", held)
+    graph = service.Graph(shop, watch=False, libraries=True)
+    try:
+        graph.index_in_background()
+        deadline = time.monotonic() + 60
+        while graph.library_layer is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        classes, library = graph.query("SELECT (SELECT count(*) FROM classes), (SELECT count(*) FROM library.files)").rows[0]
+        assert classes > 0 and library == 0
+        assert "being built" in graph.status()["library_layer"]
+        release.set()
+        graph._first.join(120)
+        assert graph.query("SELECT count(*) FROM library.files").rows[0][0] > 0
+        status = graph.status()
+        assert "library_layer" not in status and status["last_update"]["library_layer"] == "in"
+    finally:
+        release.set()
+        graph.close()
+
+
 def test_index_status_does_not_wait_for_an_index_that_has_not_begun(shop, monkeypatch):
     """The first index holds the graph's lock from its first step (a snapshot of the files) on: an
     index_status asked before the index itself began waited for all of it (5-8 s on click)."""
