@@ -49,9 +49,12 @@ async def contact(repo: Path, path: str, libraries: bool, cache: Path | None = N
                 out["first_sql_s"] = time.perf_counter() - started
                 while True:  # until the library layer is in, where it came later
                     status = await session.call_tool("index_status", {})
-                    if "library_layer" not in "".join(c.text for c in status.content if hasattr(c, "text")):
+                    said = json.loads("".join(c.text for c in status.content if hasattr(c, "text")))
+                    if "library_layer" not in said:
                         break
-                    await asyncio.sleep(0.1)
+                    if "being built" not in said["library_layer"]:
+                        raise SystemExit(f"the library layer was not built: {said['library_layer']}")
+                    await asyncio.sleep(0.2)
                 out["library_in_s"] = time.perf_counter() - started
     return out
 
