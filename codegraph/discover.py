@@ -286,6 +286,8 @@ class _Inotify:
                 _wd, mask, _cookie, length = struct.unpack_from("iIII", data, at)
                 name = data[at + 16: at + 16 + length].rstrip(b"\0")
                 at += 16 + length
+                if mask & self._ISDIR and name.decode("utf-8", "replace") in NOISE_DIRS:
+                    continue  # never walked (the index's own .codegraph/ made beside the code, a cache)
                 if mask & (self._ISDIR | self._OVERFLOW | self._IGNORED) or name.endswith(self.names):
                     self.seen = True
         return self.seen

@@ -396,7 +396,8 @@ def test_an_update_with_the_library_layer_equals_a_rebuild_on_asyncio(tmp_path):
 def test_a_snapshot_sees_every_change_at_once(tmp_path, watch):
     """issue 27, row 18: what `codegraph mcp` asks before every answer. An edit of the same size
     right after the snapshot, a new file, a new folder, a deletion: each seen with no pause; a
-    file the graph cannot hold (notes.txt) is not a change."""
+    file the graph cannot hold (notes.txt) and a folder never walked (`__pycache__`, the index's own
+    `.codegraph/`, made beside the code by the first index) are not a change."""
     from codegraph.discover import Snapshot
 
     repo = tmp_path / "repo"
@@ -420,6 +421,7 @@ def test_a_snapshot_sees_every_change_at_once(tmp_path, watch):
     for edit in edits:
         taken = snapshot()
         (repo / "notes.txt").write_text(str(time.time()))
+        (repo / "pkg" / "__pycache__").mkdir(exist_ok=True)
         assert watch is False or not taken.changed()  # the stats see notes.txt's folder change
         edit()
         assert taken.changed(), edit

@@ -325,8 +325,9 @@ def test_first_contact_serves_the_project_layer_while_the_library_layer_is_built
         deadline = time.monotonic() + 60
         while graph.library_layer is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        classes, library = graph.query("SELECT (SELECT count(*) FROM classes), (SELECT count(*) FROM library.files)").rows[0]
-        assert classes > 0 and library == 0
+        answered = service.Tools(graph).sql("SELECT (SELECT count(*) FROM classes) AS c, "
+                                            "(SELECT count(*) FROM library.files) AS l", 10)  # as a tool asks
+        assert json.loads(answered)["c"] > 0 and json.loads(answered)["l"] == 0
         assert "being built" in graph.status()["library_layer"]
         release.set()
         graph._first.join(120)
