@@ -466,3 +466,34 @@ def test_a_build_starts_one_pool_of_workers_and_only_when_the_work_pays_for_it(m
     monkeypatch.setattr(codegraph.build, "PARALLEL_BYTES", 0)
     everything = index_repository(mini_repo, jobs=2, embed=False, full=True)
     assert everything.library_files == small.library_files and len(started) == 1
+
+
+def test_an_augmented_assignment_runs_the_operator_a_class_gains_after_an_update(tmp_path):
+    """`a += 1` runs a.__iadd__, or else a.__add__ (the language reference): the row names
+    __iadd__, so a class that gains __add__ must reach it, as a rebuild does; `-a` its __neg__."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "vec.py").write_text("class Vec:\n    def __init__(self, x):\n        self.x = x\n")
+    (repo / "pkg" / "use.py").write_text(textwrap.dedent("""\
+        from pkg.vec import Vec
+
+        def use():
+            a = Vec(1)
+            a += 2
+            return a
+        """))
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    with (repo / "pkg" / "vec.py").open("a") as f:
+        f.write("\n    def __add__(self, other):\n        return self\n")
+    updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update" and updated.reresolved == 1
+    rebuilt = index_repository(repo, tmp_path / "rebuilt.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(db) == snapshot(rebuilt.db_path)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'a.__iadd__'").fetchall() == [
+            ("pkg.vec.Vec.__add__",)]
+    finally:
+        con.close()

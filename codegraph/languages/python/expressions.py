@@ -77,10 +77,15 @@ PROTOCOL_CALLS: dict[str, tuple[str, ...]] = {
                                     "itertools.pairwise", "itertools.zip_longest", "collections.deque")},
 }
 ONLY_MAKES_AN_ITERATOR = "builtins.iter"
+# The arithmetic and bitwise operators by the name of their methods: `a + b` runs a.__add__ (and
+# b.__radd__ when that gives NotImplemented), `a += b` a.__iadd__.
+ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "@": "matmul", "/": "truediv", "//": "floordiv", "%": "mod",
+              "**": "pow", "<<": "lshift", ">>": "rshift", "&": "and", "^": "xor", "|": "or"}
 # What the methods of implicit calls rows fall back on: a truth test (`if x:`, `not x`) runs
 # __bool__ or else __len__, a for loop __iter__ or else __getitem__, an f-string's `{x}`
-# __format__, else __str__, else __repr__.
-IMPLICIT_PROTOCOLS = {names[0]: names for names in (_ITERATES, _TRUTH, _SHOWN, ("__format__", *_SHOWN))}
+# __format__, else __str__, else __repr__; `a += b` a.__iadd__, or else a.__add__.
+IMPLICIT_PROTOCOLS = {**{names[0]: names for names in (_ITERATES, _TRUTH, _SHOWN, ("__format__", *_SHOWN))},
+                      **{f"__i{name}__": (f"__i{name}__", f"__{name}__") for name in ARITHMETIC.values()}}
 _ELEMENT_OF = "\x01"  # a value that stands for any element of the expression after it
 _ENTERED = "\x02"  # a value that stands for what `with` gets from the expression after it
 _CAUGHT = "\x03"  # a value that stands for an instance of the exception class (or classes) after it

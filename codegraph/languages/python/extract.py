@@ -56,6 +56,10 @@ _QUERY_TEXT = """
 (subscript value: (attribute) @implicit_item)
 (subscript value: (identifier) @implicit_item (#eq? @implicit_item "self"))
 (comparison_operator [(identifier) (attribute)] @implicit_compare)
+(binary_operator left: [(identifier) (attribute) (call)] @implicit_operand)
+(binary_operator right: [(identifier) (attribute) (call)] @implicit_operand)
+(unary_operator argument: [(identifier) (attribute) (call)] @implicit_operand)
+(augmented_assignment left: [(identifier) (attribute)] @implicit_operand)
 (return_statement (_) @bind_return)
 (attribute) @ref_attribute
 (type [(identifier) (attribute)] @ref_annotation)

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ...columns import column_lists, concat, register_values
 from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, PROTOCOL_CALLS
+from .expressions import _LOCALS, IMPLICIT_PROTOCOLS, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
                          build_resolver, call_sites, definition_rows, evidence_sql, returns_of, scope_keys,
@@ -161,7 +161,8 @@ def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
 
 _MADE = frozenset({"__init_subclass__", "__set_name__"})  # what type.__new__ runs of the project's
 _PROTOCOL_CALLS = sorted(PROTOCOL_CALLS)
-_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_CALLS.values() for name in names)})
+_IMPLIED = frozenset({"__get__", "__set__", *(name for names in PROTOCOL_CALLS.values() for name in names),
+                      *(name for names in IMPLICIT_PROTOCOLS.values() for name in names)})
 # When $implicit: the files reading or writing class attributes and decorated methods (descriptors),
 # calling the builtins that run a method of their argument, or with implicit calls.
 _IMPLICIT_USES_SQL = """SELECT r.file_id FROM refs r JOIN members m ON m.qualname = r.resolved_qualname
@@ -576,7 +577,10 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     others: list[int] = []
     affected: list[int] = []
     register_values(con, "_removed", sorted({item[1] for item in old_interface - new_interface}))
-    register_values(con, "_added", sorted({item[1].rpartition(".")[2] for item in new_interface - old_interface}))
+    added_names = {item[1].rpartition(".")[2] for item in new_interface - old_interface}
+    # an implicit row names the protocol's first method (`a.__iadd__`, `x.__bool__`): it may now run an added fallback
+    added_names |= {head for head, names in IMPLICIT_PROTOCOLS.items() if added_names.intersection(names)}
+    register_values(con, "_added", sorted(added_names))
     added_defs = {item[1] for item in new_interface - old_interface if item[0] == "def"}
     register_values(con, "_added_members", sorted({q.rpartition(".")[2] for q in added_defs
                                                    if q.rpartition(".")[0] in classes}))

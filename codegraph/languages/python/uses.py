@@ -12,6 +12,7 @@ from typing import Iterable
 from tree_sitter import Node
 
 from ...schema import BY_NAME
+from .expressions import ARITHMETIC
 
 
 @dataclass(slots=True)
@@ -120,6 +121,9 @@ class Uses:
     # f"{x}" runs x.__format__ (or else its __str__, or else its __repr__), f"{x!s}" its __str__, f"{x!r}" its __repr__
     _FORMATTED = {"!s": "__str__", "!r": "__repr__", "!a": "__repr__"}
     _COMPARED = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+    _UNARY = {"-": "__neg__", "+": "__pos__", "~": "__invert__"}
+    _LITERALS = frozenset({"string", "concatenated_string", "integer", "float", "list", "tuple", "dictionary", "set",
+                           "true", "false", "none"})
 
     def collect_implicit(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         """Rows for the methods Python calls without a call expression: the callee text names the
@@ -128,7 +132,9 @@ class Uses:
         f-string's `{x}` its __format__ (or __str__, or __repr__).
         Operators: a comparison of a name or an attribute (`version < other`, `k in self.seen`: the
         left operand's method; `in`, the right one's), a subscript of self or an attribute
-        (`self[k]`, `self.cache[k]`; of a plain name it costs more rows than it finds)."""
+        (`self[k]`, `self.cache[k]`; of a plain name it costs more rows than it finds), arithmetic
+        and bitwise operators on a name, an attribute or a call (`a | b`: a.__or__; `"x" + expr`:
+        expr.__radd__, after a literal only; `~a`, `a += b`)."""
         for capture, methods in self._IMPLICIT.items():
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 if node.type == "as_pattern":  # with X as y: the object is X
@@ -143,7 +149,8 @@ class Uses:
             if text is not None and len(text) <= _VALUE_LIMIT:
                 conversion = next((c for c in node.parent.children if c.type == "type_conversion"), None)
                 self._implicit_rows(node, scope, text, (self._FORMATTED.get(self.text(conversion), "__format__"),))
-        for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared)):
+        for capture, operations in (("implicit_item", self._item_methods), ("implicit_compare", self._compared),
+                                    ("implicit_operand", self._operated)):
             for node, scope in self._sweep(captures.get(capture, []), module_scope, intervals):
                 methods = operations(node)
                 text = self.flat(node) if methods else None
@@ -187,6 +194,28 @@ class Uses:
         after = siblings[at + 1].type if at + 1 < len(siblings) else None
         methods = ("__contains__",) if before in ("in", "not in") else ()
         return methods + ((self._COMPARED[after],) if after in self._COMPARED else ())
+
+    def _operated(self, operand: Node) -> tuple[str, ...]:
+        """The method an operator runs on this operand: the left one's `__add__`, the right one's
+        reflected `__radd__`, a unary operator's `__neg__`, an augmented assignment's `__iadd__`
+        (the resolver falls back to `__add__`: IMPLICIT_PROTOCOLS)."""
+        holder = operand.parent
+        token = holder.child_by_field_name("operator")
+        token = token.type if token is not None else None
+        if holder.type == "unary_operator":
+            return (self._UNARY[token],) if token in self._UNARY else ()
+        if holder.type == "augmented_assignment":
+            name = ARITHMETIC.get(token[:-1]) if token else None
+            return (f"__i{name}__",) if name else ()
+        name = ARITHMETIC.get(token)
+        if name is None:
+            return ()
+        left = holder.child_by_field_name("left")
+        if left is not None and left.id == operand.id:
+            return (f"__{name}__",)
+        # the reflected method runs when the left operand's gives NotImplemented: said for sure only
+        # of a builtin literal's (`"(" + expr`); of a name, its own method would run first
+        return (f"__r{name}__",) if left is not None and left.type in self._LITERALS else ()
 
     def collect_refs(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         """Uses of names that are not calls: every dotted prefix of an attribute chain read or
