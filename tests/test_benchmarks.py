@@ -1,6 +1,7 @@
 """The benchmark harness's shared parts: metrics, the per-task result store, sharding."""
 
 import json
+import subprocess
 import sys
 from math import prod
 from pathlib import Path
@@ -257,13 +258,14 @@ def test_resolve_profile_times_each_question_by_what_it_found(mini_repo, tmp_pat
         "bare", "self+2", "name+2", "call-result", "super"]
 
 
-def test_library_bench_reads_the_library_from_the_cache_after_its_first_build(mini_repo, tmp_path, monkeypatch):
-    from benchmarks import library_bench
+def test_library_bench_reads_the_library_from_the_cache_after_its_first_build(mini_repo, tmp_path):
+    """Run as a command: the bench makes its process a subreaper, which pytest's must not become
+    (every orphan of a later test would stay a zombie beside it)."""
     out = tmp_path / "library.json"
-    checkout = str(Path(__file__).resolve().parents[1])
-    monkeypatch.setattr(sys, "argv", ["library_bench", str(mini_repo), "--side", f"here={checkout}", "--rounds", "1",
-                                      "--out", str(out)])
-    library_bench.main()
+    checkout = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "benchmarks.library_bench", str(mini_repo), "--side", f"here={checkout}",
+                           "--rounds", "1", "--out", str(out)], cwd=checkout, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
     runs = {r["mode"]: r for r in json.loads(out.read_text())["runs"]}
     assert runs["defaults, cache's first build"]["library_resolved"] is True
     assert runs["defaults, cache's first build"]["library_parsed"] == runs["defaults, cache's first build"]["library_files"] > 0
