@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import json
 import os
 import sys
 import threading
+import time
 from typing import Callable
 
 from . import __version__, graphfile
@@ -29,9 +31,18 @@ class _Loading:
     """service.start on a thread of its own once `begin` is called; `tools()` waits for it (a
     fraction of a second after the server starts), and raises what it raised."""
 
-    def __init__(self, start: Callable[[], object]) -> None:
+    def __init__(self, start: Callable[[], object], repo: object = None) -> None:
         self._ready: concurrent.futures.Future = concurrent.futures.Future()
         self._start = start
+        self._repo, self._since = repo, time.time()
+
+    def while_loading(self) -> str | None:
+        """index_status's answer while the graph is still loading (its first index not begun):
+        said at once, not after the load; None once it has loaded."""
+        if self._ready.done():
+            return None
+        return json.dumps({"repository": str(self._repo), "fresh": False, "indexing": {
+            "phase": "loading", "done": 0, "total": 0, "seconds": round(time.time() - self._since, 1)}})
 
     def begin(self) -> None:
         threading.Thread(target=self._load, name="codegraph-load", daemon=True).start()
@@ -160,7 +171,9 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
         """What is indexed, when, whether it is current (it always is when a tool answers), and how
         long the last freshness check and update took; while an index runs (the first one starts
         with the server), its phase and progress, at once."""
-        return tools().index_status()
+        early = getattr(tools, "while_loading", None)
+        said = early() if early is not None else None
+        return said if said is not None else tools().index_status()
 
     return server
 
@@ -175,7 +188,7 @@ def serve(repo: str | os.PathLike, db_path: str | os.PathLike | None = None, *, 
     """Run the stdio server until the client closes it. The graph loads, and its first index
     starts, behind the SDK's import: nothing competes with it for the interpreter."""
     repo = graphfile.served_repository(repo)
-    loading = _Loading(lambda: _start(repo, db_path, libraries))
+    loading = _Loading(lambda: _start(repo, db_path, libraries), repo)
     server = build_server(loading)  # imports the SDK
     loading.begin()
     try:
