@@ -229,3 +229,18 @@ def test_an_activated_virtualenv_other_than_codegraphs_gives_the_library(tmp_pat
     again = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
     assert "other library settings" in again.rebuilt_because
     assert "devpkg" not in _library_names(again.db_path)  # another environment: built afresh
+
+
+def test_a_virtualenv_whose_interpreter_is_gone_still_has_a_standard_library(tmp_path):
+    """A `.venv` made by a Python since removed (pyvenv.cfg's home leads nowhere): its
+    site-packages, and the standard library of the interpreter running codegraph, the nearest
+    there is; not every stdlib import reported missing."""
+    repo = tmp_path / "repo"
+    site = repo / ".venv" / "lib" / "python3.99" / "site-packages"
+    (site / "fancylib").mkdir(parents=True)
+    (site / "fancylib" / "__init__.py").write_text("def fancy():\n    pass\n")
+    (repo / ".venv" / "pyvenv.cfg").write_text(f"home = {tmp_path / 'gone' / 'bin'}\nversion = 3.99.0\n")
+    (repo / "app.py").write_text("import json\nimport fancylib\n")
+    report = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
+    assert {"json", "fancylib"} <= _library_names(report.db_path)
+    assert not [w for w in report.warnings if "not in .venv" in w]

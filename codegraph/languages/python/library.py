@@ -116,7 +116,7 @@ def read_environment(folder: Path, named: str, confined: list[Path] | None = Non
             if (candidate / "os.py").is_file():
                 stdlib = os.path.realpath(candidate)
                 break
-    if stdlib is None and version == tuple(map(str, sys.version_info[:2])):  # the same Python: this one's
+    if stdlib is None:  # the interpreter it was made from is gone or elsewhere: this one's, the nearest there is
         stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
     if stdlib is not None and config.get("include-system-site-packages", "").lower() == "true":
         sites += [p for p in (os.path.realpath(Path(stdlib) / "site-packages"),) if os.path.isdir(p) and p not in sites]
