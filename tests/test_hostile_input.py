@@ -504,3 +504,30 @@ def test_a_query_worker_dies_with_its_parent(tmp_path, mini_db):
         assert [p for p in helpers if _alive(p)] == []
     finally:
         proc.kill()
+
+
+def test_a_virtualenv_made_of_fifos_and_giant_files_neither_blocks_nor_fills_memory(tmp_path):
+    """The repository's .venv is read, never run: a FIFO for pyvenv.cfg or a .pth (an open would
+    wait for a writer forever) is not a file to read, and a .pth of hundreds of MB is read only
+    as far as its first 64 KB."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    site = repo / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (repo / "app.py").write_text("import json\n")
+    os.mkfifo(repo / ".venv" / "pyvenv.cfg")
+    script = ("import sys; from codegraph.indexer import index_repository; "
+              "r = index_repository(sys.argv[1], sys.argv[2], jobs=1, embed=False); print(r.library_files)")
+    done = subprocess.run([sys.executable, "-c", script, str(repo), str(tmp_path / "a.duckdb")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and int(done.stdout) > 0, done.stderr[-2000:]  # the interpreter's own library
+    (repo / ".venv" / "pyvenv.cfg").unlink()
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /nowhere/bin\nversion = 3.11.7\n")
+    os.mkfifo(site / "a.pth")
+    with open(site / "b.pth", "wb") as fh:
+        fh.truncate(300 * 1024 * 1024)  # sparse: no disk, all NUL bytes
+    done = subprocess.run([sys.executable, "-c", script, str(repo), str(tmp_path / "b.duckdb")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and int(done.stdout) > 0, done.stderr[-2000:]

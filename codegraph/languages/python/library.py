@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -92,14 +93,13 @@ def read_environment(folder: Path, named: str, confined: list[Path] | None = Non
     """The virtualenv at folder, or None when it is not one. With `confined` (a repository's own
     virtualenv: its files may point anywhere), site-packages and .pth folders count only inside
     the virtualenv or those folders."""
-    try:
-        text = (folder / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _head(folder / "pyvenv.cfg")
+    if text is None:
         return None
     config = {}
     for line in text.splitlines():
         key, equals, value = line.partition("=")
-        if equals:
+        if equals and "\0" not in value:
             config[key.strip().lower()] = value.strip()
     prefix = os.path.realpath(folder)
     roots = [prefix, *(os.path.realpath(c) for c in confined)] if confined is not None else None
@@ -125,20 +125,28 @@ def read_environment(folder: Path, named: str, confined: list[Path] | None = Non
     return Environment(prefix, named, stdlib, tuple(sites), tuple(added), tuple(search + sites + added))
 
 
+def _head(path: Path, limit: int = 65536) -> str | None:
+    """A small configuration file's text, at most `limit` bytes of it (a repository's file may be
+    of any size); None when it cannot be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open, a device never end
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
 def pth_folders(sites: list[str]) -> list[str]:
     """The folders the site-packages' .pth files add to the path (editable installs), read,
     never run (a line that imports is code, and skipped)."""
     out: list[str] = []
     for site in sites:
         for pth in sorted(Path(site).glob("*.pth")):
-            try:
-                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
+            for line in (_head(pth) or "").splitlines():
                 line = line.strip()
-                if not line or line.startswith("#") or re.match(r"import[ \t]", line):
-                    continue
+                if not line or line.startswith("#") or re.match(r"import[ \t]", line) or "\0" in line:
+                    continue  # (a NUL names no folder)
                 folder = os.path.realpath(os.path.join(site, line))
                 if os.path.isdir(folder) and folder not in out and folder not in sites:
                     out.append(folder)
