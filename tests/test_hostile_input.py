@@ -507,16 +507,17 @@ def test_a_query_worker_dies_with_its_parent(tmp_path, mini_db):
 
 
 def test_a_virtualenv_made_of_fifos_and_giant_files_neither_blocks_nor_fills_memory(tmp_path):
-    """The repository's .venv is read, never run: a FIFO for pyvenv.cfg or a .pth (an open would
-    wait for a writer forever) is not a file to read, and a .pth of hundreds of MB is read only
-    as far as its first 64 KB."""
+    """The repository's .venv is read, never run: a FIFO for pyvenv.cfg, a .pth or a module (an
+    open would wait for a writer forever) is not a file to read, and a .pth of hundreds of MB is
+    read only as far as its first 64 KB."""
     import subprocess
     import sys
 
     repo = tmp_path / "repo"
     site = repo / ".venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
-    (repo / "app.py").write_text("import json\n")
+    (repo / "app.py").write_text("import json\nimport evil\n")
+    os.mkfifo(site / "evil.py")  # found by the import, never opened
     os.mkfifo(repo / ".venv" / "pyvenv.cfg")
     script = ("import sys; from codegraph.indexer import index_repository; "
               "r = index_repository(sys.argv[1], sys.argv[2], jobs=1, embed=False); print(r.library_files)")

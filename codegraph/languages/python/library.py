@@ -254,7 +254,7 @@ def library_files(located: dict[str, Located], finder: Finder,
             st = os.stat(where.origin)
         except OSError:
             continue
-        if st.st_size > max_file_size:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_size:  # a FIFO's read would never end
             continue
         out.append((SourceFile(label, where.origin, name, where.is_package, st.st_size, st.st_mtime_ns, "python"), layer))
     return out
