@@ -135,6 +135,8 @@ class Graph:
                                               libraries=self.libraries if libraries is None else libraries)
                 finally:
                     self.indexing = None
+                if self.libraries and libraries is None and (self.library_layer or {}).get("failed"):
+                    self.library_layer = None  # this index has the library layer: the failed build is past
                 if self._snapshot is not None:
                     self._snapshot.close()
                 self._snapshot = snapshot
@@ -178,9 +180,8 @@ class Graph:
         has the library layer too, so no answer ever mixes files of two moments."""
         self.library_layer = {"since": time.time()}
         try:
-            self._later = subprocess.Popen(
-                [sys.executable, "-m", "codegraph.cli", "index", str(self.repo), "--db", str(self.db_path), "-q"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            self._later = subprocess.Popen(self._library_layer_command(), stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             _, err = self._later.communicate()
             if self._later.returncode:
                 self.library_layer = {"failed": (err.strip().splitlines() or ["(no message)"])[-1]}
@@ -190,6 +191,9 @@ class Graph:
                                 "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
         finally:
             self._later = None
+
+    def _library_layer_command(self) -> list[str]:
+        return [sys.executable, "-m", "codegraph.cli", "index", str(self.repo), "--db", str(self.db_path), "-q"]
 
     def answer(self, work: Callable[[], T]) -> T:
         """work() on the graph as it stands while another thread compares the files with the

@@ -380,3 +380,24 @@ def test_index_status_answers_at_once_while_the_graph_loads(tmp_path):
     assert said["fresh"] is False and said["indexing"]["phase"] == "loading" and said["repository"] == str(tmp_path)
     release.set()
     assert loading() == "the tools" and loading.while_loading() is None
+
+
+def test_a_library_layer_that_failed_is_said_until_an_index_brings_it(shop, monkeypatch):
+    """The library layer's build in its own process failed: index_status says so, with its last
+    line; the next index with the library layer (a file changed) clears it."""
+    import codegraph.service as service
+
+    monkeypatch.setattr(service.Graph, "_library_layer_command", lambda self: [
+        sys.executable, "-c", "import sys; print('Traceback...', file=sys.stderr); "
+                              "sys.exit('OSError: no space left on device')"])
+    graph = service.Graph(shop, watch=False, libraries=True)
+    try:
+        graph.index_in_background()
+        graph._first.join(120)
+        assert graph.status()["library_layer"] == ("not built: OSError: no space left on device; answers come "
+                                                   "from the project's own layer")
+        (shop / "shop" / "extra.py").write_text("import json\n")
+        assert "library_layer" not in graph.status()
+        assert graph.query("SELECT count(*) FROM library.files").rows[0][0] > 0
+    finally:
+        graph.close()
