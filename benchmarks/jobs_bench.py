@@ -13,7 +13,6 @@ RUSAGE_CHILDREN. Linux only.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import json
 import os
@@ -24,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .sides import side_by_side_parser, sides_of
 
 _PR_SET_CHILD_SUBREAPER = 36
 _BUILD = """
@@ -76,16 +77,13 @@ def become_subreaper() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo")
-    parser.add_argument("--side", action="append", required=True, metavar="NAME=PATH")
+    parser = side_by_side_parser(__doc__, "jobs.json")
     parser.add_argument("--no-embed", action="store_true")
     parser.add_argument("--no-libraries", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "jobs.json")
     args = parser.parse_args()
     become_subreaper()
-    sides = dict(side.split("=", 1) for side in args.side)
+    sides = sides_of(args)
     options = {"embed": not args.no_embed, "libraries": not args.no_libraries}
     runs: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="codegraph-jobs-") as scratch:

@@ -14,13 +14,13 @@ floor's CPU.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
 from pathlib import Path
 
 from .jobs_bench import become_subreaper, build
+from .sides import side_by_side_parser, sides_of
 
 MODES = {  # name -> (index options, which cache: none, the side's warm one, a fresh one)
     "floor (--no-embed --no-libraries)": ({"embed": False, "libraries": False}, "off"),
@@ -31,14 +31,11 @@ MODES = {  # name -> (index options, which cache: none, the side's warm one, a f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo")
-    parser.add_argument("--side", action="append", required=True, metavar="NAME=PATH")
+    parser = side_by_side_parser(__doc__, "library.json")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "library.json")
     args = parser.parse_args()
     become_subreaper()
-    sides = dict(side.split("=", 1) for side in args.side)
+    sides = sides_of(args)
     runs: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="codegraph-library-") as scratch:
         root = Path(scratch)

@@ -15,7 +15,6 @@ Each side is a folder put first on the server's PYTHONPATH. Needs the `mcp` extr
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -28,6 +27,8 @@ from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from .sides import side_by_side_parser, sides_of
 
 
 async def contact(repo: Path, path: str, libraries: bool, cache: Path | None = None) -> dict:
@@ -60,15 +61,12 @@ async def contact(repo: Path, path: str, libraries: bool, cache: Path | None = N
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--side", action="append", required=True, metavar="NAME=PATH")
+    parser = side_by_side_parser(__doc__, "mcp_first_contact.json", Path)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-libraries", action="store_true")
     parser.add_argument("--cold-cache", action="store_true")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "mcp_first_contact.json")
     args = parser.parse_args()
-    sides = dict(side.split("=", 1) for side in args.side)
+    sides = sides_of(args)
     runs = []
     for round_ in range(args.rounds):
         for name, path in sides.items():

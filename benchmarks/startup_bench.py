@@ -12,7 +12,6 @@ timed from start to exit.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -22,6 +21,8 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
+
+from .sides import side_by_side_parser, sides_of
 
 QUERY = "SELECT count(*) FROM calls"
 
@@ -44,13 +45,10 @@ def timed(args: list[str], path: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo")
-    parser.add_argument("--side", action="append", required=True, metavar="NAME=PATH")
+    parser = side_by_side_parser(__doc__, "startup.json")
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "startup.json")
     args = parser.parse_args()
-    sides = dict(side.split("=", 1) for side in args.side)
+    sides = sides_of(args)
     times: dict[str, dict[str, list[float]]] = {name: {"version": [], "sql": []} for name in sides}
     with tempfile.TemporaryDirectory(prefix="codegraph-startup-") as scratch:
         for name, path in sides.items():

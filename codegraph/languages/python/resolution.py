@@ -533,12 +533,12 @@ def resolve_full(project: dict[str, pa.Table], library: dict[str, pa.Table], mod
     what a library function returns, `a, b = socket.socketpair()`, as an update does through its
     scope loader); the tables go as soon as they are read. Returns the writing of the classes'
     resolved bases."""
-    lib_defs = definition_rows(library)
+    lib_defs, lib_returns = definition_rows(library), returns_of_tables(library["bindings"])
     lib_read = {name: library[name] for name in ("imports", "inheritance", *SCOPE_TABLES)}
     classes = [t["classes"].select(["id", "qualname"]) for t in (project, library)]
     bases = []
     if not library_resolved:
-        alone = build_resolver(lib_defs, library["imports"], library["inheritance"], returns_of_tables(library["bindings"]))
+        alone = build_resolver(lib_defs, library["imports"], library["inheritance"], lib_returns)
         theirs = for_resolution(alone, library)
         library.clear()
         resolve_tables(alone, theirs, modules, jobs=jobs, emit=lambda name, table: emit(f"{LIBRARY_SCHEMA}.{name}", table))
@@ -546,12 +546,13 @@ def resolve_full(project: dict[str, pa.Table], library: dict[str, pa.Table], mod
         bases.append((class_bases(alone, classes[1]), f"{LIBRARY_SCHEMA}.classes"))
         del alone
     library.clear()
+    # the library's functions and the project's are disjoint: their returns are two dicts made one
     resolver = build_resolver(
         [*definition_rows(project), *lib_defs],
         concat("imports", [project["imports"], lib_read["imports"]]),
         concat("inheritance", [project["inheritance"], lib_read["inheritance"]]),
-        returns_of_tables(project["bindings"], lib_read["bindings"]))
-    del lib_defs
+        {**returns_of_tables(project["bindings"]), **lib_returns})
+    del lib_defs, lib_returns
     resolver.learn_scopes(*scope_keys(lib_read))
     del lib_read
     ours = for_resolution(resolver, project)
