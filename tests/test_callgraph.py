@@ -9,7 +9,7 @@ pytestmark = pytest.mark.slow
 # Features the resolver covers completely: all of them.
 COVERED = ("direct", "import", "self", "constructor", "object", "annotation", "alias", "shadowing", "nested",
            "lambda", "decorator", "implicit", "return", "container", "namespace", "override", "property",
-           "descriptor", "dunder", "cls", "super", "parameter")
+           "descriptor", "dunder", "cls", "super", "parameter", "dispatch")
 
 
 @pytest.fixture(scope="module")

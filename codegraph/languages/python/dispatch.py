@@ -9,8 +9,8 @@ import functools
 import re
 from collections import defaultdict
 
-from .expressions import (_BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
-                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _call_arguments,
+from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
+                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _CALLABLE_KINDS, _call_arguments, _call_parts,
                           _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
@@ -18,7 +18,11 @@ from ...schema import PROJECT_RESOLUTIONS
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 _LITERAL = re.compile(r"""[-+]?[0-9.]|[rbfuRBFU]{0,2}["']|[\[{(]""")  # a number, a string, a display
 _FOREIGN = ("builtin", "library", "external")
+# What a class body defines that a value of the class has (_duck)
+_MEMBER_KINDS = frozenset({"method", "property", "classmethod", "staticmethod", "class_attribute", "instance_attribute"})
+_CALLED_KINDS = frozenset({"method", "classmethod", "staticmethod", "class_attribute"})  # what `x.m()` may call
 _PASSES_THROUGH = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
+_LEADING_ARGUMENTS = re.compile(r"\(\s*(?:[A-Za-z_][A-Za-z_0-9.]*\s*,\s*)*")  # `(a, b, ` of a call stored cut
 _CALL_HEAD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\(")
 
 
@@ -38,12 +42,47 @@ class Dispatch:
     def _find_accessor(self, target: str, access: str) -> str | None:
         if self.defs.get(target) == "property":
             return target
+        if self.defs.get(target) == "class_attribute" and target in self.evidence:
+            made = self._property_object(*self.evidence[target], target.rpartition(".")[0], 3)
+            if made is not None:
+                return made[0 if access == "read" else 1]
         for holder in self._held_instances(target):
             if holder is not None and holder not in self.libraries:
                 found = self.member(holder, "__get__" if access == "read" else "__set__")
                 if found is not None and found not in self.libraries:
                     return found
         return None
+
+    def _property_object(self, module: str, value: str, scope: str, depth: int
+                         ) -> tuple[str | None, str | None] | None:
+        """(getter, setter) of the property object `value` makes: `property(_get, _set)`, or a call
+        of the project's function that returns one (`status = header_getter("Status")`, whose
+        `return property(fget, fset)` names its own nested functions), a few calls deep; None
+        when the value is not one."""
+        callee = _callee_of(value) or (value.endswith("...") and (head := _CALL_HEAD.match(value)) and head.group(1))
+        if not callee or not _DOTTED.match(callee):
+            return None
+        maker = self.resolve_call(callee, module, scope)[0]
+        if maker == "builtins.property":
+            positional, keywords = _call_parts(value)
+            if not positional and not keywords:  # stored cut: the names it starts with
+                positional = tuple(_LEADING_ARGUMENTS.match(value[len(callee):]).group(0).strip("( ").split(","))
+            said = dict(keywords)
+            names = [said.get(k, positional[i].strip() if i < len(positional) else None)
+                     for i, k in enumerate(("fget", "fset"))]
+            found = [self.resolve_expression(n, module, scope)[0] if n and _DOTTED.match(n) else None for n in names]
+            return tuple(f if f is not None and f not in self.libraries and self.defs.get(f) in _CALLABLE_KINDS
+                         else None for f in found)
+        if depth <= 0 or maker is None or maker in self.libraries or self.defs.get(maker) not in _CALLABLE_KINDS \
+                or maker in self._busy:
+            return None
+        in_module = self.evidence.get(maker, (module,))[0]
+        self._busy.add(maker)
+        try:
+            return next((made for said in self.returns.get(maker, ())
+                         if (made := self._property_object(in_module, said, maker, depth - 1)) is not None), None)
+        finally:
+            self._busy.discard(maker)
 
     def _held_instances(self, target: str) -> list[str | None]:
         """The classes whose instance a class body holds at `target`: a class attribute's value's,
@@ -245,14 +284,46 @@ class Dispatch:
         """`x.m()` where nothing says what x holds: the project's definition of m and its
         overrides, when one class family alone defines m (its highest definition has every other
         one below it), no builtin type or class of the library layer has an m, and m is not a
-        dunder (the graph's guess, labelled 'name'); else nothing."""
+        dunder (the graph's guess, labelled 'name'); else, when the caller uses other members of
+        the same x (`p.test(); p.run()`, `item.trivia; item.as_string()`), the one project family
+        whose classes have them all, if no builtin type or library class has them all (_duck);
+        else nothing."""
         receiver, _, name = text.rpartition(".")
         if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
             return []
         top = self._families().get(name)
+        if top is None:
+            used = self.receivers.get((caller, receiver))
+            top = self._duck(*used, name) if used is not None else None
         if top is None or self._not_ours(receiver, module, caller):
             return []
         return [(top, "name"), *((t, "override") for t in self.overrides(top))]
+
+    def _duck(self, called: frozenset[str], read: frozenset[str], name: str) -> str | None:
+        """The definition of `name` of the one project class family (its highest class) whose
+        classes have every member the code calls (as methods) and reads of a value, as the value's
+        class must; None when no family or several do, or a builtin type or a class of the
+        library layer has them all (the value may be one)."""
+        key = (called, read, name)
+        if key in self._ducks:
+            return self._ducks[key]
+        found = None
+        used = called | read
+        if not any(used <= members for members in _BUILTIN_TYPE_MEMBERS):
+            owners, library_owners = self._owners()
+
+            def every(klass: str) -> bool:
+                return all(self.defs.get(self.member(klass, n)) in _CALLED_KINDS for n in called) and \
+                    all(self.member(klass, n) is not None for n in read)
+            if not any(every(k) for n in used for k in library_owners.get(n, ())):
+                classes = {c for k in owners.get(name, ()) for c in (k, *self.subclasses(k))}
+                having = {k for k in classes if every(k)}
+                tops = [k for k in having if having.isdisjoint(self.mro(k)[1:])]
+                target = self.member(tops[0], name) if len(tops) == 1 else None
+                found = target if target is not None and target not in self.libraries \
+                    and self.defs.get(target) in _METHOD_KINDS else None
+        self._ducks[key] = found
+        return found
 
     def _not_ours(self, receiver: str, module: str, caller: str) -> bool:
         """Does the code say the receiver is anything but an instance of a project class: a module
@@ -301,6 +372,20 @@ class Dispatch:
             return found not in _PASSES_THROUGH
         return False
 
+    def _owners(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """name -> the project's classes defining a method, property or attribute of that name in
+        their own body; the same for the library layer's classes."""
+        if self._owned_by is None:
+            owners: dict[str, list[str]] = defaultdict(list)
+            library: dict[str, list[str]] = defaultdict(list)
+            for qualname, kind in self.defs.items():
+                if kind in _MEMBER_KINDS:
+                    klass, _, name = qualname.rpartition(".")
+                    if self.defs.get(klass) == "class":
+                        (library if qualname in self.libraries else owners)[name].append(klass)
+            self._owned_by = (owners, library)
+        return self._owned_by
+
     def _families(self) -> dict[str, str]:
         """name -> the highest definition of the one project class family defining that method
         or property (by_name)."""
@@ -308,10 +393,10 @@ class Dispatch:
             taken = set(_BUILTIN_MEMBERS)
             owners: dict[str, list[str]] = defaultdict(list)
             for qualname, kind in self.defs.items():
-                if kind in _METHOD_KINDS:
+                if kind in _MEMBER_KINDS:  # an attribute of another family is a definition of the name too
                     klass, _, name = qualname.rpartition(".")
                     if qualname in self.libraries:
-                        taken.add(name)
+                        taken.add(name) if kind in _METHOD_KINDS else None
                     elif self.defs.get(klass) == "class":
                         owners[name].append(klass)
             family: dict[str, str] = {}
@@ -320,7 +405,7 @@ class Dispatch:
                     continue
                 defining = set(classes)
                 top = [k for k in classes if defining.isdisjoint(self.mro(k)[1:])]
-                if len(top) == 1:
+                if len(top) == 1 and self.defs.get(f"{top[0]}.{name}") in _METHOD_KINDS:
                     family[name] = f"{top[0]}.{name}"
             self._family = family
         return self._family

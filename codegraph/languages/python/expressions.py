@@ -21,10 +21,11 @@ BUILTINS = frozenset(dir(builtins))
 # The names the builtin types' values answer to: `d.update(x)` may be a dict's and `str(x)` runs
 # object's __str__, so no guess gives a project method of one of these names (Resolver.by_name,
 # Resolver._member_below).
-_BUILTIN_MEMBERS = frozenset(name for kind in (
+# The members of each builtin type a value nothing describes may be (by_name): each type's, and all of them.
+_BUILTIN_TYPE_MEMBERS = tuple(frozenset(dir(kind)) for kind in (
     object, type, str, bytes, bytearray, memoryview, int, float, complex, bool, list, tuple, dict, set, frozenset,
-    range, slice, BaseException, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter, io.BytesIO, io.StringIO)
-    for name in dir(kind))
+    range, slice, BaseException, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter, io.BytesIO, io.StringIO))
+_BUILTIN_MEMBERS = frozenset().union(*_BUILTIN_TYPE_MEMBERS)
 _SELF_KINDS = frozenset({"method", "property", "classmethod"})
 _SELF_OR_STATIC = _SELF_KINDS | {"staticmethod"}
 _LOCALS = ".<locals>."
@@ -207,26 +208,35 @@ def _call_parts(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _getattr_named(text: str) -> tuple[str, str, bool] | None:
-    """`getattr(self, "visit_" + kind, None)` -> ('self', 'visit_', False): the object, and the
-    attribute's name (exact: a plain string) or the start every name it may be shares (a string
-    added to something, an f-string or a %-format starting with text); None for anything else."""
+def _getattr_named(text: str) -> tuple[str, str, str | None] | None:
+    """`getattr(self, "visit_" + kind, self.generic)` -> ('self', '"visit_" + kind', 'self.generic'):
+    the object, the name's expression and the default; None for anything but a getattr call."""
     node = _parsed(text)
     if not (_names_by_getattr(node) and 2 <= len(node.args) <= 3 and not node.keywords
             and not any(isinstance(a, ast.Starred) for a in node.args)):
         return None
-    name = node.args[1]
-    if isinstance(name, ast.Constant) and isinstance(name.value, str):
-        return ast.unparse(node.args[0]), name.value, True
+    return (ast.unparse(node.args[0]), ast.unparse(node.args[1]),
+            ast.unparse(node.args[2]) if len(node.args) == 3 else None)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _string_start(text: str) -> tuple[str, bool] | None:
+    """The attribute name a string expression gives: ('visit', True) for a plain string, or the
+    start every name it may be shares, ('visit_', False), for a string added to something, an
+    f-string or a %-format starting with text; None for anything else."""
+    node = _parsed(text)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, True
+    name = node
     while isinstance(name, ast.BinOp) and isinstance(name.op, (ast.Add, ast.Mod)):
         name = name.left
     if isinstance(name, ast.JoinedStr) and name.values:
         name = name.values[0]
     if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value:
-        start = name.value.split("%", 1)[0] if isinstance(node.args[1], ast.BinOp) and \
-            isinstance(node.args[1].op, ast.Mod) else name.value
+        start = name.value.split("%", 1)[0] if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+            else name.value
         if start and _IDENTIFIER.match(start):
-            return ast.unparse(node.args[0]), start, False
+            return start, False
     return None
 
 

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ... import forked
 from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
@@ -183,6 +184,45 @@ _SLICE = 32_768
 
 
 
+# `a.b.name`: the receiver a dotted name uses a member of, and the member
+_MEMBER_USE = r"^(?P<receiver>[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.(?P<name>[A-Za-z_][A-Za-z_0-9]*)$"
+
+
+_TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "issubclass", "callable"})
+
+
+def receivers_used(calls: pa.Table, refs: pa.Table) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
+    """(caller, receiver) -> (the members the caller calls of that receiver, those it reads and
+    does not call), where it uses two or more (not of self or cls, no dunders) and does not test
+    its type: what a value nothing describes must have (Resolver.by_name). From the rows being resolved: a caller's
+    uses are all in its own file."""
+    pieces = []
+    for table, text, scope, mark in ((calls, "callee_text", "caller_qualname", "()"), (refs, "text", "scope_qualname", "")):
+        found = pc.extract_regex(table.column(text), _MEMBER_USE)
+        pieces.append(pa.table({"caller": table.column(scope), "receiver": pc.struct_field(found, "receiver"),
+                                "use": pc.binary_join_element_wise(pc.struct_field(found, "name"), mark, "")}))
+    uses = pa.concat_tables(pieces)
+    receiver, use = uses.column("receiver"), uses.column("use")
+    uses = uses.filter(pc.and_(pc.and_(pc.is_valid(receiver), pc.invert(pc.is_in(receiver, pa.array(["self", "cls"])))),
+                               pc.invert(pc.starts_with(use, "__"))))
+    grouped = uses.group_by(["caller", "receiver"]).aggregate([("use", "distinct")])
+    grouped = grouped.filter(pc.greater_equal(pc.list_value_length(grouped.column("use_distinct")), 2))
+    # `if isinstance(node, A): node.a ... else: node.b`: what it uses is no one class's
+    tests = calls.filter(pc.and_(pc.is_in(calls.column("callee_text"), pa.array(list(_TYPE_TESTS))),
+                                 pc.greater(pc.list_value_length(calls.column("arguments")), 0)))
+    tested = set(zip(column_values(tests.column("caller_qualname")),
+                     column_values(pc.list_element(tests.column("arguments"), 0))))
+    out = {}
+    for caller, receiver, used in zip(*column_lists(grouped, ("caller", "receiver", "use_distinct"))):
+        if (caller, receiver) in tested:
+            continue
+        called = frozenset(u[:-2] for u in used if u.endswith("()"))
+        read = frozenset(u for u in used if not u.endswith("()")) - called
+        if len(called) + len(read) > 1:
+            out[caller, receiver] = (called, read)
+    return out
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
                     flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
@@ -205,6 +245,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
+    resolver.receivers = receivers_used(calls, refs)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
     work = _Answers(resolver, refs, calls, modules, flow_sites, emit)
     if emit is not None:
@@ -395,13 +436,13 @@ def _ref_answers(resolver: Resolver, refs: pa.Table, modules: dict[int, str]) ->
 def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tuple[pa.Table, pa.Table | None]:
     """refs with their resolution, and a calls row (kind property) for every read or write of a
     property or a descriptor: `obj.size` runs the getter, `obj.size = 3` the setter
-    (Resolver.accessor)."""
+    (Resolver.accessor); `alias = size` in the class body reads the descriptor itself."""
     texts, kinds = column_lists(refs, ("text", "kind"))
     resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
     accessors = [(i, run) for i, ((target, how), kind) in enumerate(zip(values, kinds))
-                 if kind in ("read", "write") and how in PROJECT_RESOLUTIONS
-                 and (run := resolver.accessor(target, kind)) is not None]
+                 if kind in ("read", "write") and how in PROJECT_RESOLUTIONS and "." in texts[i]
+                 and (run := resolver.accessor(target, kind)) is not None]  # a bare name in a class body is the descriptor
     if not accessors:
         return resolved, None
     getters = [i for i, _ in accessors]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .expressions import (
     _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
     _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
-    _evaluated, _getattr_named, _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
+    _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
 
 
 def _kept(how: str, label: str) -> str:
@@ -288,25 +288,35 @@ class Values:
         """`getattr(self, "visit_" + kind)`: the methods the call may give, every one whose name
         starts so (or has the name, when it is a plain string) in the class of the object and its
         bases, and, for `self` and `cls`, in its subclasses too; of a module, its functions and
-        classes. Nothing for a name the text does not start (`getattr(self, name)`)."""
+        classes. The name may be a local assigned such a string (`method = "visit_" + kind`). Nothing
+        for a name the text does not start (`getattr(self, name)`). And the default it is given
+        (`getattr(self, method, self.generic_visit)`)."""
         said = _getattr_named(call_text)
         if said is None or self.resolve_call("getattr", module, scope)[0] != "builtins.getattr":
             return []
-        receiver, name, exact = said
-        klass, own = self._receiver_class(receiver, module, scope)
-        if klass is None:
-            return []
-        if self.defs.get(klass) == "module":
-            owners = [klass]
-        else:
-            owners = self.mro(klass) + (self.subclasses(klass) if own else [])
+        receiver, name_text, default = said
         found = []
-        for owner in owners:
-            if exact:
-                candidate = f"{owner}.{name}"
-                found += [candidate] if self.defs.get(candidate) in _CALLABLE_OR_CLASS else []
-            else:
-                found += [f"{owner}.{n}" for n in self._named_in(owner) if n.startswith(name)]
+        if default is not None and _DOTTED.match(default):
+            found += [t for t, _ in self._value_targets(default, "", module, scope)
+                      if self.defs.get(t) in _CALLABLE_OR_CLASS]
+        names = [_string_start(name_text)]
+        if names[0] is None and _IDENTIFIER.match(name_text):
+            bound, how = self.lookup(name_text, module, scope)
+            if how == "bound":
+                where, _, local = bound.partition("\x00")
+                facts = self.scope_facts.get(where, {}).get(local)
+                names = [_string_start(value) for value in (facts[1] if facts and facts[0] != "parameter" else ())]
+        names = [n for n in names if n is not None]
+        klass, own = self._receiver_class(receiver, module, scope) if names else (None, False)
+        if klass is not None:
+            owners = [klass] if self.defs.get(klass) == "module" else self.mro(klass) + (self.subclasses(klass) if own else [])
+            for owner in owners:
+                for name, exact in names:
+                    if exact:
+                        candidate = f"{owner}.{name}"
+                        found += [candidate] if self.defs.get(candidate) in _CALLABLE_OR_CLASS else []
+                    else:
+                        found += [f"{owner}.{n}" for n in self._named_in(owner) if n.startswith(name)]
         return [t for t in dict.fromkeys(found) if t not in self.libraries]
 
     def _receiver_class(self, text: str, module: str, scope: str) -> tuple[str | None, bool]:
