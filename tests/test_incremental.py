@@ -497,3 +497,73 @@ def test_an_augmented_assignment_runs_the_operator_a_class_gains_after_an_update
             ("pkg.vec.Vec.__add__",)]
     finally:
         con.close()
+
+
+def test_property_objects_property_overrides_and_guesses_by_use_follow_every_edit(tmp_path):
+    """A property a subclass in another file adds is an override of a read; a property made by a
+    factory follows the factory's new return; a receiver guessed by the members the caller uses
+    loses the guess when a second family has them all and gets it back when it goes: each update
+    equals a rebuild."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    files = {
+        "pattern.py": "class Pattern:\n    @property\n    def width(self):\n        return 0\n",
+        "use.py": "from pattern import Pattern\n\ndef widest(p: Pattern):\n    return p.width\n",
+        "props.py": textwrap.dedent("""\
+            def header(name):
+                def fget(response):
+                    return response.headers[name]
+
+                return property(fget)
+            """),
+        "resp.py": "from props import header\n\nclass Response:\n    content_type = header('ct')\n",
+        "reader.py": "from resp import Response\n\ndef kind(r: Response):\n    return r.content_type\n",
+        "proc.py": textwrap.dedent("""\
+            class Processor:
+                def test(self, block):
+                    return True
+
+                def run(self, block):
+                    return block
+
+            class Job:
+                def run(self, block):
+                    return block
+            """),
+        "loop.py": "def parse(processors, block):\n    for p in processors:\n        if p.test(block):\n"
+                   "            return p.run(block)\n",
+    }
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+
+    def answers(text):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return sorted(r[0] for r in con.execute(
+                "SELECT resolved_callee FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
+                [text]).fetchall())
+        finally:
+            con.close()
+
+    def step(name, path, text):
+        (repo / path).unlink() if text is None else (repo / path).write_text(text)
+        updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+        assert updated.mode == "update", name
+        rebuilt = index_repository(repo, tmp_path / f"{name}.duckdb", jobs=1, libraries=False, embed=False)
+        assert snapshot(db) == snapshot(rebuilt.db_path), name
+
+    assert answers("p.width") == ["pattern.Pattern.width"]
+    assert answers("r.content_type") == ["props.header.<locals>.fget"]
+    assert answers("p.run") == ["proc.Processor.run"]
+    step("subclass", "text.py", "from pattern import Pattern\n\nclass Text(Pattern):\n    @property\n"
+                                "    def width(self):\n        return 1\n")
+    assert answers("p.width") == ["pattern.Pattern.width", "text.Text.width"]
+    step("factory", "props.py", files["props.py"].replace("fget", "getter"))
+    assert answers("r.content_type") == ["props.header.<locals>.getter"]
+    step("second family", "job.py", "class Runner:\n    def test(self, block):\n        return False\n\n"
+                                    "    def run(self, block):\n        return None\n")
+    assert answers("p.run") == []  # Runner has test and run too: no guess
+    step("alone again", "job.py", None)
+    assert answers("p.run") == ["proc.Processor.run"]

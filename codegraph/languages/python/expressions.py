@@ -223,10 +223,14 @@ def _getattr_named(text: str) -> tuple[str, str, str | None] | None:
 def _string_start(text: str) -> tuple[str, bool] | None:
     """The attribute name a string expression gives: ('visit', True) for a plain string, or the
     start every name it may be shares, ('visit_', False), for a string added to something, an
-    f-string or a %-format starting with text; None for anything else."""
+    f-string, a %-format or a str.format starting with text; None for anything else."""
     node = _parsed(text)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value, True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        start, brace, _ = node.func.value.value.partition("{")  # "_process_{cls}".format(cls=kind)
+        return (start, not brace) if start and _IDENTIFIER.match(start) else None
     name = node
     while isinstance(name, ast.BinOp) and isinstance(name.op, (ast.Add, ast.Mod)):
         name = name.left

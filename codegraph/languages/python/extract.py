@@ -82,6 +82,7 @@ _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_propert
 _LITERAL_LIMIT = 1 << 16
 _CONTAINER_LITERALS = {"dictionary", "list", "tuple", "set"}
 _NAMING_ELEMENTS = {"identifier", "attribute", "call"}
+_NO_COMMENTS_INSIDE = frozenset({"string", "identifier", "integer", "float"})  # what a walk for comments skips
 
 
 def _assigned(assignment: Node) -> Node | None:
@@ -157,8 +158,29 @@ class _Extractor(Uses):
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def flat(self, node: Node | None) -> str | None:
+        """An expression on one line: whitespace runs as one space, comments left out (on one
+        line, `[a,  # note` would swallow the rest)."""
         value = self.text(node)
-        return None if value is None else " ".join(value.split())
+        if value is None:
+            return None
+        if "#" in value and "\n" in value:
+            value = self._without_comments(node)
+        return " ".join(value.split())
+
+    def _without_comments(self, node: Node) -> str:
+        pieces, start, stack = [], node.start_byte, [node]
+        comments = []
+        while stack:
+            current = stack.pop()
+            if current.type == "comment":
+                comments.append(current)
+            elif current.type not in _NO_COMMENTS_INSIDE:
+                stack.extend(current.children)
+        for comment in sorted(comments, key=lambda c: c.start_byte):
+            pieces.append(self.src[start:comment.start_byte])
+            start = comment.end_byte
+        pieces.append(self.src[start:node.end_byte])
+        return b"".join(pieces).decode("utf-8", "replace")
 
     def value(self, node: Node | None) -> str | None:
         """An assigned or returned expression as stored: shortened, except a container literal

@@ -31,11 +31,12 @@ class Flows:
                 continue  # partial(f, x)(y): where y lands in f depends on what partial binds; a lambda's
                 # parameters are not those of the function it is written in
             target_kind = self.defs.get(target)
-            if kind == "init" or target_kind == "class":
-                if target_kind == "class":
-                    target = self.member(target, "__init__")
-                    if target is None or target in self.libraries:
-                        continue
+            if target_kind == "class":  # C(x) hands x to C.__new__ and C.__init__
+                for made in (self.member(target, method) for method in ("__new__", "__init__")):
+                    if made is not None and made not in self.libraries:
+                        self._bind(made, 1, arguments, module, caller)
+                continue
+            if kind == "init":
                 offset = 1
             elif target_kind in ("method", "property"):
                 offset = 1 if how in ("self", "super", "type") else 0
@@ -45,25 +46,30 @@ class Flows:
                 offset = 0
             else:
                 continue
-            slots = self.flows[target]
-            spread = False
-            for position, argument in enumerate(arguments):
-                if not argument:
-                    break
-                if argument[0] == "*":  # where later positional arguments land is unknown; keywords still bind
-                    spread = True
-                    self._forward(slots, target, argument, position + offset, module, caller)
-                    continue
-                keyword, equals, value = argument.partition("=")
-                if equals and _IDENTIFIER.match(keyword) and not value.startswith("="):
-                    key: str | int = keyword
-                    argument = value.strip()
-                elif spread:
-                    continue
-                else:
-                    key = position + offset
-                if _NAMEISH.match(argument):
-                    slots[key].append((argument, module, caller))
+            self._bind(target, offset, arguments, module, caller)
+
+    def _bind(self, target: str, offset: int, arguments: list[str], module: str, caller: str) -> None:
+        """Each argument of a call to the parameter of target it lands on (offset: the parameters
+        the call fills before its first argument, `self`)."""
+        slots = self.flows[target]
+        spread = False
+        for position, argument in enumerate(arguments):
+            if not argument:
+                break
+            if argument[0] == "*":  # where later positional arguments land is unknown; keywords still bind
+                spread = True
+                self._forward(slots, target, argument, position + offset, module, caller)
+                continue
+            keyword, equals, value = argument.partition("=")
+            if equals and _IDENTIFIER.match(keyword) and not value.startswith("="):
+                key: str | int = keyword
+                argument = value.strip()
+            elif spread:
+                continue
+            else:
+                key = position + offset
+            if _NAMEISH.match(argument):
+                slots[key].append((argument, module, caller))
 
     def _forward(self, slots: dict, target: str, argument: str, start: int, module: str, caller: str) -> None:
         """`def wrap(*args, **kwargs): run(*args, **kwargs)`: each parameter of run from `start` on

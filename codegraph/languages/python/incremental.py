@@ -205,8 +205,8 @@ def _owner(dotted: str) -> str:
 
 
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
-# with a string (or a local assigned one) an added name starts with (a method: anywhere, its class may be any object's; a
-# function or class of a module (_added_globals, qualnames): only where an import binds a name to
+# with a string (or a local assigned one, either cased) an added name starts with (a method:
+# anywhere, its class may be any object's; a function or class of a module (_added_globals, qualnames): only where an import binds a name to
 # the module, a package above it or a module in it (`import a.b.c` binds a), or a star import
 # brings names, as a module is an object only by an import), and those whose calls a sibling of an
 # added definition answers by a string, a container or a return (a registry or visitor in another
@@ -216,9 +216,10 @@ _NAMED_BY_STRING_SQL = f"""
     SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
                          WHERE callee_text = 'getattr' AND len(arguments) >= 2
                          UNION ALL SELECT k.file_id, {_GETATTR_START.replace('arguments[2]', 'b.value')} FROM calls k
-                         JOIN bindings b ON b.scope_qualname = k.caller_qualname AND b.name = k.arguments[2]
+                         JOIN bindings b ON b.scope_qualname = k.caller_qualname
+                              AND b.name = regexp_extract(k.arguments[2], '^([A-Za-z_][A-Za-z_0-9]*)(\\.(lower|upper)\\(\\))?$', 1)
                          WHERE k.callee_text = 'getattr' AND len(k.arguments) >= 2) c
-        WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(a.v, c.start))
+        WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(lower(a.v), lower(c.start)))
             OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,
                                              {_owner('v')} AS owner
                                       FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
@@ -229,12 +230,12 @@ _NAMED_BY_STRING_SQL = f"""
         AND resolved_callee IS NOT NULL
         AND {_owner('resolved_callee')} IN (SELECT v FROM _owners)
 """
-# Whatever else changed: the calls an added method may answer as an override (`x: Base; x.f()`
+# Whatever else changed: the calls and property reads an added method may answer as an override (`x: Base; x.f()`
 # runs a new subclass's f too) or that a guess by name (Resolver.by_name) gains or loses, and
 # what getattr with a string may now give (_NAMED_BY_STRING_SQL).
 _OVERRIDES_AND_GUESSES_SQL = f"""
     SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
-        AND resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name')
+        AND (resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name') OR kind = 'property')
     UNION SELECT file_id FROM calls WHERE resolved_callee IS NULL
         AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)
     UNION SELECT file_id FROM refs WHERE resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)

@@ -16,6 +16,7 @@ from ... import forked
 from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
+from .expressions import _SELF_KINDS
 from .resolve import ALL_ONLY_RESOLUTIONS, ASSIGNED_RESOLUTIONS, Resolver
 
 SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
@@ -440,12 +441,17 @@ def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tupl
     texts, kinds = column_lists(refs, ("text", "kind"))
     resolved = refs.append_column("resolved_qualname", pa.array([v[0] for v in values], pa.string()))
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
-    accessors = [(i, run) for i, ((target, how), kind) in enumerate(zip(values, kinds))
+    accessors = [(i, run, "implicit") for i, ((target, how), kind) in enumerate(zip(values, kinds))
                  if kind in ("read", "write") and how in PROJECT_RESOLUTIONS and "." in texts[i]
                  and (run := resolver.accessor(target, kind)) is not None]  # a bare name in a class body is the descriptor
     if not accessors:
         return resolved, None
-    getters = [i for i, _ in accessors]
+    # `x.width` where x is a Pattern: a subclass's property of that name may run instead, as a method call's override
+    scopes = column_lists(refs, ("scope_qualname",))[0]
+    accessors = [row for i, run, label in accessors for row in (
+        (i, run, label), *((i, other, "override") for other in _property_overrides(resolver, run, values[i][1], texts[i],
+                                                                                 scopes[i])))]
+    getters = [i for i, _, _ in accessors]
     picked = refs.take(getters)
     n = len(getters)
     line = picked.column("line")
@@ -456,10 +462,21 @@ def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tupl
                "end_line": line, "end_col": ends, "callee_text": picked.column("text"),
                "callee_name": pa.array([texts[i].rpartition(".")[2] for i in getters], pa.string()),
                "kind": pa.array(["property"] * n, pa.string()), "arguments": pa.array([[]] * n, pa.list_(pa.string())),
-               "alternative": pa.array([False] * n, pa.bool_()),
-               "resolved_callee": pa.array([run for _, run in accessors], pa.string()),
-               "resolution": pa.array(["implicit"] * n, pa.string())}
+               "alternative": pa.array([label == "override" for _, _, label in accessors], pa.bool_()),
+               "resolved_callee": pa.array([run for _, run, _ in accessors], pa.string()),
+               "resolution": pa.array([label for _, _, label in accessors], pa.string())}
     return resolved, pa.table(columns)
+
+
+def _property_overrides(resolver: Resolver, run: str, how: str, text: str, scope: str) -> list[str]:
+    """The subclasses' properties replacing the property `run` that a read or write of text may
+    run instead: on a value of a class ('type', `self.width` included: below the caller's own class)
+    or one guessed by name; none for a descriptor's __get__ or __set__."""
+    if how not in ("type", "name") or resolver.defs.get(run) != "property":
+        return []
+    receiver, _, _ = text.rpartition(".")
+    klass = scope.rpartition(".")[0] if receiver in ("self", "cls") and resolver.defs.get(scope) in _SELF_KINDS else None
+    return resolver.overrides(run, klass)
 
 
 # The first answers of a call that other answers of Resolver.assigned_callees may follow: values of
@@ -495,6 +512,9 @@ SITE_ROWS_SQL = (f"(NOT alternative AND coalesce(resolution, '') NOT IN ({', '.j
                  f"OR resolution IN ({', '.join(repr(r) for r in ASSIGNED_RESOLUTIONS)}))")
 
 
+_CONSTRUCTORS = ("__new__", "__init__")  # what calling a class runs of its own
+
+
 def _calls_tables(resolver: Resolver, calls: pa.Table, answers_of: list[list[tuple]]
                   ) -> tuple[pa.Table, pa.Table | None]:
     """The rows of calls with their answers, a row for each, and apart the init rows of the calls
@@ -509,21 +529,23 @@ def _calls_tables(resolver: Resolver, calls: pa.Table, answers_of: list[list[tup
             rows.append(i)
             values.append(answer)
             alternative.append(j > 0)
-    # `C()` also runs C.__init__: one more row, of kind init, where the repository defines it
+    # `C()` also runs C.__new__ and C.__init__: one more row each, of kind init, where the repository defines it
     inits: list[tuple[int, str]] = []
     seen: set[tuple[int, str]] = set()  # once per call: `type(self)()` may make subclasses sharing one __init__
     for k, (target, how) in enumerate(values):
-        if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class" and \
-                (init := resolver.member(target, "__init__")) is not None and init not in resolver.libraries \
-                and (rows[k], init) not in seen:
-            seen.add((rows[k], init))
-            inits.append((k, init))
+        if how in PROJECT_RESOLUTIONS and resolver.defs.get(target) == "class":
+            for method in _CONSTRUCTORS:
+                made = resolver.member(target, method)
+                if made is not None and made not in resolver.libraries and (rows[k], made) not in seen:
+                    seen.add((rows[k], made))
+                    inits.append((k, made))
     answered = _with_answers(calls.take(rows) if len(rows) != calls.num_rows else calls, alternative, values)
     if not inits:
         return answered, None
     extra = calls.take([rows[k] for k, _ in inits])
-    for name, column in (("callee_text", [f"{texts[rows[k]]}.__init__" for k, _ in inits]),
-                         ("callee_name", ["__init__"] * len(inits)), ("kind", ["init"] * len(inits))):
+    methods = [init.rpartition(".")[2] for _, init in inits]
+    for name, column in (("callee_text", [f"{texts[rows[k]]}.{m}" for (k, _), m in zip(inits, methods)]),
+                         ("callee_name", methods), ("kind", ["init"] * len(inits))):
         extra = extra.set_column(extra.schema.get_field_index(name), name, pa.array(column, pa.string()))
     return answered, _with_answers(extra, [alternative[k] for k, _ in inits], [(init, "implicit") for _, init in inits])
 

@@ -4,16 +4,22 @@ call may evaluate to. A mixin of Resolver (resolve.py), whose names, bindings an
 
 from __future__ import annotations
 
+import re
+
 from .expressions import (
     _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
     _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
-    _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver, _union_members, _unique)
+    _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver,
+    _union_members, _unique)
 
 
 def _kept(how: str, label: str) -> str:
     """An answer relabelled by how it was reached, except a lambda's: a lambda has no node, so
     arguments given to it must never be bound to the parameters of the function it is written in."""
     return how if how == "lambda" else label
+
+
+_CASED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.(lower|upper)\(\)\Z")  # `name.lower()`
 
 
 class Values:
@@ -299,14 +305,7 @@ class Values:
         if default is not None and _DOTTED.match(default):
             found += [t for t, _ in self._value_targets(default, "", module, scope)
                       if self.defs.get(t) in _CALLABLE_OR_CLASS]
-        names = [_string_start(name_text)]
-        if names[0] is None and _IDENTIFIER.match(name_text):
-            bound, how = self.lookup(name_text, module, scope)
-            if how == "bound":
-                where, _, local = bound.partition("\x00")
-                facts = self.scope_facts.get(where, {}).get(local)
-                names = [_string_start(value) for value in (facts[1] if facts and facts[0] != "parameter" else ())]
-        names = [n for n in names if n is not None]
+        names = self._attribute_names(name_text, module, scope)
         klass, own = self._receiver_class(receiver, module, scope) if names else (None, False)
         if klass is not None:
             owners = [klass] if self.defs.get(klass) == "module" else self.mro(klass) + (self.subclasses(klass) if own else [])
@@ -318,6 +317,29 @@ class Values:
                     else:
                         found += [f"{owner}.{n}" for n in self._named_in(owner) if n.startswith(name)]
         return [t for t in dict.fromkeys(found) if t not in self.libraries]
+
+    def _attribute_names(self, text: str, module: str, scope: str, depth: int = 2) -> list[tuple[str, bool]]:
+        """The names (name, True) or starts of names (start, False) a string expression may give:
+        a string as written (_string_start), what a local is assigned (`method = "visit_" + kind`),
+        either cased (`func_name.lower()`)."""
+        said = _string_start(text)
+        if said is not None:
+            return [said]
+        cased = _CASED.match(text)
+        if cased is not None and depth:
+            change = str.lower if cased.group(2) == "lower" else str.upper
+            return [(change(name), exact) for name, exact in self._attribute_names(cased.group(1), module, scope,
+                                                                                   depth - 1)]
+        if not _IDENTIFIER.match(text) or not depth:
+            return []
+        bound, how = self.lookup(text, module, scope)
+        if how != "bound":
+            return []
+        where, _, local = bound.partition("\x00")
+        facts = self.scope_facts.get(where, {}).get(local)
+        if not facts or facts[0] == "parameter":
+            return []
+        return [n for value in facts[1] for n in self._attribute_names(value, module, scope, depth - 1)]
 
     def _receiver_class(self, text: str, module: str, scope: str) -> tuple[str | None, bool]:
         """The class (or module) an object is: (klass, True) for the first parameter of a method
