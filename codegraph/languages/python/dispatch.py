@@ -284,27 +284,33 @@ class Dispatch:
         """`x.m()` where nothing says what x holds: the project's definition of m and its
         overrides, when one class family alone defines m (its highest definition has every other
         one below it), no builtin type or class of the library layer has an m, and m is not a
-        dunder (the graph's guess, labelled 'name'); else, when the caller uses other members of
-        the same x (`p.test(); p.run()`, `item.trivia; item.as_string()`), the one project family
-        whose classes have them all, if no builtin type or library class has them all (_duck);
-        else nothing."""
+        dunder (the graph's guess, labelled 'name'); else the class of the one project family
+        having every member the caller uses of x (`p.test(); p.run()`; _duck), or of the name x
+        starts with (`md.parser; md.treeprocessors.register()`: register of what the family's
+        treeprocessors holds); else nothing."""
         receiver, _, name = text.rpartition(".")
         if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
             return []
         top = self._families().get(name)
         if top is None:
-            used = self.receivers.get((caller, receiver))
-            top = self._duck(*used, name) if used is not None else None
+            head, _, middle = receiver.partition(".")
+            for value, parts in ((receiver, [name]), (head, [*middle.split("."), name] if middle else None)):
+                used = self.receivers.get((caller, value)) if parts else None
+                klass = self._duck(*used) if used is not None else None
+                top = self._member_chain(klass, parts) if klass is not None else None
+                if top is not None and top not in self.libraries and self.defs.get(top) in _METHOD_KINDS:
+                    break
+                top = None
         if top is None or self._not_ours(receiver, module, caller):
             return []
         return [(top, "name"), *((t, "override") for t in self.overrides(top))]
 
-    def _duck(self, called: frozenset[str], read: frozenset[str], name: str) -> str | None:
-        """The definition of `name` of the one project class family (its highest class) whose
-        classes have every member the code calls (as methods) and reads of a value, as the value's
-        class must; None when no family or several do, or a builtin type or a class of the
-        library layer has them all (the value may be one)."""
-        key = (called, read, name)
+    def _duck(self, called: frozenset[str], read: frozenset[str]) -> str | None:
+        """The highest class of the one project class family whose classes have every member the
+        code calls (as methods) and reads of a value, as the value's class must; None when no
+        family or several do, or a builtin type or a class of the library layer has them all
+        (the value may be one)."""
+        key = (called, read)
         if key in self._ducks:
             return self._ducks[key]
         found = None
@@ -315,13 +321,12 @@ class Dispatch:
             def every(klass: str) -> bool:
                 return all(self.defs.get(self.member(klass, n)) in _CALLED_KINDS for n in called) and \
                     all(self.member(klass, n) is not None for n in read)
-            if not any(every(k) for n in used for k in library_owners.get(n, ())):
-                classes = {c for k in owners.get(name, ()) for c in (k, *self.subclasses(k))}
+            rarest = min(used, key=lambda n: len(owners.get(n, ())))
+            if owners.get(rarest) and not any(every(k) for n in used for k in library_owners.get(n, ())):
+                classes = {c for k in owners[rarest] for c in (k, *self.subclasses(k))}
                 having = {k for k in classes if every(k)}
                 tops = [k for k in having if having.isdisjoint(self.mro(k)[1:])]
-                target = self.member(tops[0], name) if len(tops) == 1 else None
-                found = target if target is not None and target not in self.libraries \
-                    and self.defs.get(target) in _METHOD_KINDS else None
+                found = tops[0] if len(tops) == 1 else None
         self._ducks[key] = found
         return found
 

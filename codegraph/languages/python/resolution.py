@@ -186,6 +186,7 @@ _SLICE = 32_768
 
 
 # `a.b.name`: the receiver a dotted name uses a member of, and the member
+_FIRST_MEMBER_USE = r"^(?P<receiver>[A-Za-z_][A-Za-z_0-9]*)\.(?P<name>[A-Za-z_][A-Za-z_0-9]*)\."
 _MEMBER_USE = r"^(?P<receiver>[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.(?P<name>[A-Za-z_][A-Za-z_0-9]*)$"
 
 
@@ -199,9 +200,10 @@ def receivers_used(calls: pa.Table, refs: pa.Table) -> dict[tuple[str, str], tup
     uses are all in its own file."""
     pieces = []
     for table, text, scope, mark in ((calls, "callee_text", "caller_qualname", "()"), (refs, "text", "scope_qualname", "")):
-        found = pc.extract_regex(table.column(text), _MEMBER_USE)
-        pieces.append(pa.table({"caller": table.column(scope), "receiver": pc.struct_field(found, "receiver"),
-                                "use": pc.binary_join_element_wise(pc.struct_field(found, "name"), mark, "")}))
+        for pattern, use in ((_MEMBER_USE, mark), (_FIRST_MEMBER_USE, "")):  # `a.b.c()` calls c of a.b, reads b of a
+            found = pc.extract_regex(table.column(text), pattern)
+            pieces.append(pa.table({"caller": table.column(scope), "receiver": pc.struct_field(found, "receiver"),
+                                    "use": pc.binary_join_element_wise(pc.struct_field(found, "name"), use, "")}))
     uses = pa.concat_tables(pieces)
     receiver, use = uses.column("receiver"), uses.column("use")
     uses = uses.filter(pc.and_(pc.and_(pc.is_valid(receiver), pc.invert(pc.is_in(receiver, pa.array(["self", "cls"])))),

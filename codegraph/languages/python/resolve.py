@@ -123,7 +123,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
         self._family: dict[str, str] | None = None  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
-        self._ducks: dict[tuple[frozenset, frozenset, str], str | None] = {}
+        self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
         # (caller, receiver) -> (members called, members read) of that receiver, two or more (receivers_used)
         self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         self._overrides: dict[tuple[str, str], list[str]] = {}

@@ -19,6 +19,7 @@ def _kept(how: str, label: str) -> str:
     return how if how == "lambda" else label
 
 
+_GENERIC_OF = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")  # `Registry[Proc]`
 _CASED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.(lower|upper)\(\)\Z")  # `name.lower()`
 
 
@@ -44,6 +45,9 @@ class Values:
             else:
                 found = self._type_of_annotation(text, module, scope) or \
                     self._type_of_value(text, module, scope, _depth)
+                if found == "builtins.property" and kind == "class_attribute":  # what its getter returns
+                    getter = (self._property_object(module, text, scope, 3) or (None,))[0]
+                    found = self.type_of(getter, _depth + 1) if getter is not None else None
                 if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
                     found = self._type_of_stored_parameter(scope, text, module)
                 elif found is None and kind == "instance_attribute" and _callee_of(text) is not None:
@@ -62,11 +66,17 @@ class Values:
         return self._type_of_annotation(facts[2], module, init)
 
     def _type_of_annotation(self, text: str | None, module: str, scope: str) -> str | None:
-        """The class an annotation names; of a union (`Field | type`), its one project class."""
+        """The class an annotation names (a generic one of the project's: `Registry[Proc]`); of a
+        union (`Field | type`), its one project class."""
         if not text:
             return None
         text = _bare_annotation(text)
         lookup_scope = module if scope not in self.defs else scope
+        generic = _GENERIC_OF.match(text)
+        if generic is not None:  # `Registry[Proc]`: a project class made generic is that class
+            base, _ = self.resolve_expression(generic.group(1), module, lookup_scope)
+            if base is not None and self.defs.get(base) == "class" and base not in self.libraries:
+                return base
         if not _DOTTED.match(text):
             members = _union_members(text)
             classes = {t for t in (self.resolve_expression(m, module, lookup_scope)[0] for m in members)
