@@ -17,9 +17,10 @@ them too. Reported per project: how many observed caller -> callee pairs the
 graph has (recall on executed code), with this codegraph and, when --baseline-python names an
 interpreter with an older codegraph, with that one indexing the same checkout in the same run;
 and the graph's edges that the run did not observe (not errors: tests do not run everything).
-Each miss is put in a kind by what the caller's call sites say (`miss_kinds`): no call there names
-the callee (an implicit call: an operator, a protocol, a property, a callback, getattr), a call
-names it and is unresolved, or resolved to something else.
+Each miss is put in a kind by what the caller's call sites say (`miss_kinds`): a call there names
+the callee and is unresolved, or resolved to something else; or none names it, and then by the
+callee: a special method an operation runs (by its protocol), a property, or anything else (a
+callback, a registry, dispatch by a computed name).
 """
 
 from __future__ import annotations
@@ -146,15 +147,39 @@ SELECT callee_text, resolution, resolved_callee FROM calls
 WHERE caller_qualname = $caller AND (callee_name = $name OR callee_text = $name OR callee_text LIKE '%.' || $name)
 """
 
-MISS_KINDS = ("not named at the call site", "named, unresolved", "named, resolved elsewhere")
+# What Python runs with no name at the call site, by the special method's name (the language reference)
+_IMPLICIT_GROUPS = (
+    ("container protocol (x[k], len, in, iter)", {"__getitem__", "__setitem__", "__delitem__", "__len__", "__contains__",
+                                                 "__iter__", "__next__", "__missing__", "__reversed__"}),
+    ("equality, hashing, ordering, truth", {"__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__",
+                                            "__bool__", "__nonzero__"}),
+    ("text (str, repr, format)", {"__str__", "__repr__", "__format__", "__unicode__"}),
+    ("construction of a class not named", {"__init__", "__new__", "__init_subclass__", "__post_init__"}),
+    ("an instance called (__call__)", {"__call__"}),
+    ("attribute protocol (__getattr__, __setattr__, descriptors)", {"__getattr__", "__setattr__", "__delattr__",
+                                                                    "__getattribute__", "__get__", "__set__",
+                                                                    "__delete__", "__set_name__"}),
+    ("context managers", {"__enter__", "__exit__", "__aenter__", "__aexit__"}))
+MISS_KINDS = (*(f"not named: {label}" for label, _ in _IMPLICIT_GROUPS), "not named: another special method",
+              "not named: a property", "not named: a callback, registry or dispatch", "named, unresolved",
+              "named, resolved elsewhere")
 
 
 def miss_kind(con, caller: str, callee: str) -> str:
-    """Why the graph lacks an observed edge, read off the caller's sites that name the callee."""
-    sites = con.execute(_SITES, {"caller": caller, "name": callee.rpartition(".")[2]}).fetchall()
-    if not sites:
-        return MISS_KINDS[0]
-    return MISS_KINDS[1] if any(resolved is None for _, _, resolved in sites) else MISS_KINDS[2]
+    """Why the graph lacks an observed edge, read off the caller's sites that name the callee,
+    and for an edge no site names, off the callee: a special method Python runs for an
+    operation, a property, or anything else (callbacks, registries, dispatch by name)."""
+    name = callee.rpartition(".")[2]
+    sites = con.execute(_SITES, {"caller": caller, "name": name}).fetchall()
+    if sites:
+        return MISS_KINDS[-2] if any(resolved is None for _, _, resolved in sites) else MISS_KINDS[-1]
+    group = next((label for label, names in _IMPLICIT_GROUPS if name in names), None)
+    if group is not None:
+        return f"not named: {group}"
+    if name.startswith("__") and name.endswith("__"):
+        return "not named: another special method"
+    kind = con.execute("SELECT kind FROM symbols WHERE qualname = ?", [callee]).fetchone()
+    return "not named: a property" if kind and kind[0] == "property" else "not named: a callback, registry or dispatch"
 
 
 def miss_kinds(db_path: Path, missed: set[tuple[str, str]]) -> dict[str, int]:

@@ -57,10 +57,12 @@ def _sdist(requirement: str) -> Path:
                 if re.sub(r"[-_.]+", "-", p.name[:-len(suffix)]).lower() == wanted]
 
     found = cached()
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        requirement, "-d", str(CACHE)], check=True, capture_output=True)
+    if not found:  # pip may fail after the download, preparing metadata (a build backend from source): the file is enough
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                               requirement, "-d", str(CACHE)], check=False, capture_output=True, text=True)
         found = cached()
+        if not found:
+            raise SystemExit(f"no source distribution of {requirement}: {done.stderr.strip()[-500:]}")
     return found[0]
 
 

@@ -248,9 +248,11 @@ TABLES: tuple[Table, ...] = (
            "a class statement -> `type(C).__new__`: its metaclass's __new__, its nearest ancestor's "
            "__init_subclass__, the __set_name__ of each descriptor its body holds; with bases or keywords also "
            "`type(C).__init__`, its metaclass's __init__) "
-           "| init (`C()` also runs C.__init__: a row added by resolution next to the call) | property "
-           "(reading `obj.size` runs the property's getter, assigning it the setter, and a descriptor's __get__ or "
-           "__set__ when the class attribute holds an instance of the project's class defining them: a row added by "
+           "| init (`C()` also runs C.__new__ and C.__init__, the project's: a row each added by resolution next to "
+           "the call) | property (reading `obj.size` runs the property's getter, assigning it the setter, whether "
+           "@property made it or `size = property(get, set)` or a function returning one; on a typed or guessed "
+           "receiver a subclass's property of that name too, as an alternative row; and a descriptor's __get__ or "
+           "__set__ when the class attribute holds an instance of the project's class defining them: rows added by "
            "resolution from `refs`)", True),
         _c("arguments", "VARCHAR[]", "the arguments as written, shortened: `x`, `key=x`, `*xs`, `**kw`; a decorator's "
            "row holds the decorated name", True),

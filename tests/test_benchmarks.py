@@ -220,16 +220,38 @@ def test_sdists_are_found_however_they_spell_their_name_and_never_in_another_ver
     assert retrieval_bench._sdist("click==8.1.7").name == "click-8.1.7.tar.gz"
 
 
+def test_an_sdist_pip_downloads_and_then_fails_to_prepare_is_used_and_one_that_never_came_says_why(tmp_path,
+                                                                                                    monkeypatch):
+    monkeypatch.setattr(retrieval_bench, "CACHE", tmp_path)
+
+    def pip(args, **kwargs):  # as pip does for a build backend it cannot build from source: the file, then exit 1
+        if "tinydb==4.8.0" in args:
+            (tmp_path / "tinydb-4.8.0.tar.gz").write_bytes(b"")
+        return subprocess.CompletedProcess(args, 1, "", "error: metadata-generation-failed")
+    monkeypatch.setattr(retrieval_bench.subprocess, "run", pip)
+    assert retrieval_bench._sdist("tinydb==4.8.0").name == "tinydb-4.8.0.tar.gz"
+    with pytest.raises(SystemExit, match="no source distribution of nothere==1.0: error: metadata-generation-failed"):
+        retrieval_bench._sdist("nothere==1.0")
+
+
 def test_the_oracle_puts_each_miss_in_a_kind_by_what_the_callers_sites_say(tmp_path):
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "m.py").write_text(
-        "class A:\n    def run(self):\n        return 1\n    def __eq__(self, other):\n        return True\n\n\n"
+        "class A:\n    def run(self):\n        return 1\n    def __eq__(self, other):\n        return True\n"
+        "    @property\n    def size(self):\n        return 2\n\n\n"
         "def unknown(x, y):\n    x.run_later()\n    return x == y\n\n\n"
+        "def handler():\n    return 3\n\n\n"
         "def elsewhere():\n    return A().run()\n")
     db = tmp_path / "g.duckdb"
     index_repository(tmp_path / "repo", db, jobs=1, embed=False, libraries=False)
-    missed = {("m.elsewhere", "m.A.__hash__"), ("m.unknown", "m.B.run_later"), ("m.elsewhere", "m.C.run")}
-    assert miss_kinds(db, missed) == dict(zip(MISS_KINDS, (1, 1, 1)))
+    missed = {("m.elsewhere", "m.A.__hash__"), ("m.unknown", "m.B.run_later"), ("m.elsewhere", "m.C.run"),
+              ("m.elsewhere", "m.A.size"), ("m.elsewhere", "m.handler"), ("m.unknown", "m.A.__len__")}
+    kinds = {kind: n for kind, n in miss_kinds(db, missed).items() if n}
+    assert kinds == {"not named: equality, hashing, ordering, truth": 1, "named, unresolved": 1,
+                     "named, resolved elsewhere": 1, "not named: a property": 1,
+                     "not named: a callback, registry or dispatch": 1,
+                     "not named: container protocol (x[k], len, in, iter)": 1}
+    assert set(miss_kinds(db, set())) == set(MISS_KINDS)
     drawn = sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
     assert len(drawn) == 1 and drawn == sample_edges(db, {("m.elsewhere", "m.A.run"), ("m.elsewhere", "m.A")}, "seed", k=1)
     assert drawn[0][2] in (["type"], ["local"])

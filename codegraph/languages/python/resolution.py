@@ -185,28 +185,29 @@ _SLICE = 32_768
 
 
 
-# `a.b.name`: the receiver a dotted name uses a member of, and the member
-_FIRST_MEMBER_USE = r"^(?P<receiver>[A-Za-z_][A-Za-z_0-9]*)\.(?P<name>[A-Za-z_][A-Za-z_0-9]*)\."
-_MEMBER_USE = r"^(?P<receiver>[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\.(?P<name>[A-Za-z_][A-Za-z_0-9]*)$"
-
-
+_DOTTED_TEXT = r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)+$"  # `a.b.c`: a name and its attributes
 _TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "issubclass", "callable"})
 
 
 def receivers_used(calls: pa.Table, refs: pa.Table) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
     """(caller, receiver) -> (the members the caller calls of that receiver, those it reads and
     does not call), where it uses two or more (not of self or cls, no dunders) and does not test
-    its type: what a value nothing describes must have (Resolver.by_name). From the rows being resolved: a caller's
-    uses are all in its own file."""
+    its type: what a value nothing describes must have (Resolver.by_name). `a.b.c()` calls c of
+    a.b and reads b of a. From the rows being resolved: a caller's uses are all in its own file."""
     pieces = []
     for table, text, scope, mark in ((calls, "callee_text", "caller_qualname", "()"), (refs, "text", "scope_qualname", "")):
-        for pattern, use in ((_MEMBER_USE, mark), (_FIRST_MEMBER_USE, "")):  # `a.b.c()` calls c of a.b, reads b of a
-            found = pc.extract_regex(table.column(text), pattern)
-            pieces.append(pa.table({"caller": table.column(scope), "receiver": pc.struct_field(found, "receiver"),
-                                    "use": pc.binary_join_element_wise(pc.struct_field(found, "name"), use, "")}))
+        table = table.filter(pc.match_substring_regex(table.column(text), _DOTTED_TEXT))
+        texts, callers = table.column(text), table.column(scope)
+        last = pc.split_pattern(texts, ".", max_splits=1, reverse=True)  # receiver, member
+        pieces.append(pa.table({"caller": callers, "receiver": pc.list_element(last, 0),
+                                "use": pc.binary_join_element_wise(pc.list_element(last, 1), mark, "")}))
+        first = pc.split_pattern(texts, ".", max_splits=2)  # name, its member, the rest
+        longer = pc.equal(pc.list_value_length(first), 3)
+        pieces.append(pa.table({"caller": callers, "receiver": pc.list_element(first, 0),
+                                "use": pc.list_element(first, 1)}).filter(longer))
     uses = pa.concat_tables(pieces)
     receiver, use = uses.column("receiver"), uses.column("use")
-    uses = uses.filter(pc.and_(pc.and_(pc.is_valid(receiver), pc.invert(pc.is_in(receiver, pa.array(["self", "cls"])))),
+    uses = uses.filter(pc.and_(pc.invert(pc.is_in(receiver, pa.array(["self", "cls"]))),
                                pc.invert(pc.starts_with(use, "__"))))
     grouped = uses.group_by(["caller", "receiver"]).aggregate([("use", "distinct")])
     grouped = grouped.filter(pc.greater_equal(pc.list_value_length(grouped.column("use_distinct")), 2))

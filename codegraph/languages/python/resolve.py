@@ -123,6 +123,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
         self._family: dict[str, str] | None = None  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
+        self._bodies_kinds: dict[str, list[tuple[str, str]]] = defaultdict(list)  # class -> its own (name, kind)
+        self._kinds_of: dict[str, dict[str, str]] = {}  # _member_kinds
         self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
         # (caller, receiver) -> (members called, members read) of that receiver, two or more (receivers_used)
         self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
