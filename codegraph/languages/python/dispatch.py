@@ -295,7 +295,7 @@ class Dispatch:
         if top is None:
             head, _, middle = receiver.partition(".")
             for value, parts in ((receiver, [name]), (head, [*middle.split("."), name] if middle else None)):
-                used = self.receivers.get((caller, value)) if parts else None
+                used = self.receiver_uses(module, caller, value) if parts else None
                 klass = self._duck(*used) if used is not None else None
                 top = self._member_chain(klass, parts) if klass is not None else None
                 if top is not None and top not in self.libraries and self.defs.get(top) in _METHOD_KINDS:
@@ -319,8 +319,8 @@ class Dispatch:
             owners, library_owners = self._owners()
 
             def every(klass: str) -> bool:
-                kinds = self._member_kinds(klass)
-                return all(kinds.get(n) in _CALLED_KINDS for n in called) and all(n in kinds for n in read)
+                return all(self.defs.get(self.member(klass, n)) in _CALLED_KINDS for n in called) and \
+                    all(self.member(klass, n) is not None for n in read)
             rarest = min(used, key=lambda n: len(owners.get(n, ())))
             if owners.get(rarest) and not any(every(k) for n in used for k in library_owners.get(n, ())):
                 classes = {c for k in owners[rarest] for c in (k, *self.subclasses(k))}
@@ -384,25 +384,12 @@ class Dispatch:
             owners: dict[str, list[str]] = defaultdict(list)
             library: dict[str, list[str]] = defaultdict(list)
             for qualname, kind in self.defs.items():
-                klass, _, name = qualname.rpartition(".")
-                if self.defs.get(klass) == "class":
-                    self._bodies_kinds[klass].append((name, kind))
-                    if kind in _MEMBER_KINDS:
+                if kind in _MEMBER_KINDS:
+                    klass, _, name = qualname.rpartition(".")
+                    if self.defs.get(klass) == "class":
                         (library if qualname in self.libraries else owners)[name].append(klass)
             self._owned_by = (owners, library)
         return self._owned_by
-
-    def _member_kinds(self, klass: str) -> dict[str, str]:
-        """name -> kind of what `klass.name` finds (Resolver.member), for every name its MRO defines."""
-        found = self._kinds_of.get(klass)
-        if found is None:
-            self._owners()
-            found = {}
-            for owner in self.mro(klass):
-                for name, kind in self._bodies_kinds.get(owner, ()):
-                    found.setdefault(name, kind)
-            self._kinds_of[klass] = found
-        return found
 
     def _families(self) -> dict[str, str]:
         """name -> the highest definition of the one project class family defining that method

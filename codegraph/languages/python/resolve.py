@@ -50,6 +50,11 @@ def _remember(cache: dict, key: object, value: object) -> object:
     return value
 
 
+def _no_uses(module: str, caller: str, receiver: str) -> None:
+    """No rows to read what a caller uses of a receiver (a resolver not given any)."""
+    return None
+
+
 class _Busy:
     """The names and functions being resolved, outermost first. Finding one again cuts a cycle;
     `low` keeps the outermost place a cut reached, so an answer whose cuts all fell inside it
@@ -123,11 +128,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
         self._family: dict[str, str] | None = None  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
-        self._bodies_kinds: dict[str, list[tuple[str, str]]] = defaultdict(list)  # class -> its own (name, kind)
-        self._kinds_of: dict[str, dict[str, str]] = {}  # _member_kinds
         self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
-        # (caller, receiver) -> (members called, members read) of that receiver, two or more (receivers_used)
-        self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
+        # (module, caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
+        self.receiver_uses: Callable[[str, str, str], tuple[frozenset[str], frozenset[str]] | None] = _no_uses
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
