@@ -9,9 +9,9 @@ import functools
 import re
 from collections import defaultdict
 
-from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_OR_CLASS, _DOTTED, _LOCALS,
-                          _METHOD_KINDS, IMPLICIT_PROTOCOLS, ONLY_MAKES_AN_ITERATOR, _CALLABLE_KINDS, _call_arguments, _call_parts,
-                          _callee_of, _function_scopes)
+from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS,
+                          _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS, IMPLICIT_PROTOCOLS,
+                          ONLY_MAKES_AN_ITERATOR, _call_arguments, _call_parts, _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
 
@@ -19,7 +19,8 @@ _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 _LITERAL = re.compile(r"""[-+]?[0-9.]|[rbfuRBFU]{0,2}["']|[\[{(]""")  # a number, a string, a display
 _FOREIGN = ("builtin", "library", "external")
 # What a class body defines that a value of the class has (_duck)
-_MEMBER_KINDS = frozenset({"method", "property", "classmethod", "staticmethod", "class_attribute", "instance_attribute"})
+_MEMBER_KINDS = frozenset({"method", "property", "classmethod", "staticmethod", "class_attribute",
+                           "instance_attribute"})
 _CALLED_KINDS = frozenset({"method", "classmethod", "staticmethod", "class_attribute"})  # what `x.m()` may call
 _PASSES_THROUGH = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
 _LEADING_ARGUMENTS = re.compile(r"\(\s*(?:[A-Za-z_][A-Za-z_0-9.]*\s*,\s*)*")  # `(a, b, ` of a call stored cut
@@ -393,17 +394,12 @@ class Dispatch:
 
     def _families(self) -> dict[str, str]:
         """name -> the highest definition of the one project class family defining that method
-        or property (by_name)."""
+        or property (by_name): an attribute of another family defines the name too, and none is
+        given for a name a builtin type or a class of the library layer has as a method."""
         if self._family is None:
-            taken = set(_BUILTIN_MEMBERS)
-            owners: dict[str, list[str]] = defaultdict(list)
-            for qualname, kind in self.defs.items():
-                if kind in _MEMBER_KINDS:  # an attribute of another family is a definition of the name too
-                    klass, _, name = qualname.rpartition(".")
-                    if qualname in self.libraries:
-                        taken.add(name) if kind in _METHOD_KINDS else None
-                    elif self.defs.get(klass) == "class":
-                        owners[name].append(klass)
+            owners, library = self._owners()
+            taken = set(_BUILTIN_MEMBERS) | {name for name, classes in library.items()
+                                             if any(self.defs.get(f"{k}.{name}") in _METHOD_KINDS for k in classes)}
             family: dict[str, str] = {}
             for name, classes in owners.items():
                 if name in taken or name.startswith("__"):

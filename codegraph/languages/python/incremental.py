@@ -206,18 +206,20 @@ def _owner(dotted: str) -> str:
 
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
 # with a string (or a local assigned one, either cased) an added name starts with (a method:
-# anywhere, its class may be any object's; a function or class of a module (_added_globals, qualnames): only where an import binds a name to
-# the module, a package above it or a module in it (`import a.b.c` binds a), or a star import
-# brings names, as a module is an object only by an import), and those whose calls a sibling of an
+# anywhere, its class may be any object's; a function or class of a module (_added_globals,
+# qualnames): only where an import binds a name to the module, a package above it or a module in
+# it (`import a.b.c` binds a), or a star import brings names, as a module is an object only by an
+# import), and those whose calls a sibling of an
 # added definition answers by a string, a container or a return (a registry or visitor in another
 # file gains a member).
+_CASED_NAME = r"""'^([A-Za-z_][A-Za-z_0-9]*)(\.(lower|upper)\(\))?$'"""  # `name` or `name.lower()`
 _GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
 _NAMED_BY_STRING_SQL = f"""
     SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
                          WHERE callee_text = 'getattr' AND len(arguments) >= 2
                          UNION ALL SELECT k.file_id, {_GETATTR_START.replace('arguments[2]', 'b.value')} FROM calls k
                          JOIN bindings b ON b.scope_qualname = k.caller_qualname
-                              AND b.name = regexp_extract(k.arguments[2], '^([A-Za-z_][A-Za-z_0-9]*)(\\.(lower|upper)\\(\\))?$', 1)
+                              AND b.name = regexp_extract(k.arguments[2], {_CASED_NAME}, 1)
                          WHERE k.callee_text = 'getattr' AND len(k.arguments) >= 2) c
         WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(lower(a.v), lower(c.start)))
             OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,

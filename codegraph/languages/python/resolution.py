@@ -469,14 +469,14 @@ def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tupl
     resolved = resolved.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
     accessors = [(i, run, "implicit") for i, ((target, how), kind) in enumerate(zip(values, kinds))
                  if kind in ("read", "write") and how in PROJECT_RESOLUTIONS and "." in texts[i]
-                 and (run := resolver.accessor(target, kind)) is not None]  # a bare name in a class body is the descriptor
+                 and (run := resolver.accessor(target, kind)) is not None]  # a bare name in a class body: itself
     if not accessors:
         return resolved, None
     # `x.width` where x is a Pattern: a subclass's property of that name may run instead, as a method call's override
     scopes = column_lists(refs, ("scope_qualname",))[0]
     accessors = [row for i, run, label in accessors for row in (
-        (i, run, label), *((i, other, "override") for other in _property_overrides(resolver, run, values[i][1], texts[i],
-                                                                                 scopes[i])))]
+        (i, run, label),
+        *((i, other, "override") for other in _property_overrides(resolver, run, values[i][1], texts[i], scopes[i])))]
     getters = [i for i, _, _ in accessors]
     picked = refs.take(getters)
     n = len(getters)
@@ -501,7 +501,8 @@ def _property_overrides(resolver: Resolver, run: str, how: str, text: str, scope
     if how not in ("type", "name") or resolver.defs.get(run) != "property":
         return []
     receiver, _, _ = text.rpartition(".")
-    klass = scope.rpartition(".")[0] if receiver in ("self", "cls") and resolver.defs.get(scope) in _SELF_KINDS else None
+    own = receiver in ("self", "cls") and resolver.defs.get(scope) in _SELF_KINDS
+    klass = scope.rpartition(".")[0] if own else None
     return resolver.overrides(run, klass)
 
 

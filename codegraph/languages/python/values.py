@@ -318,7 +318,8 @@ class Values:
         names = self._attribute_names(name_text, module, scope)
         klass, own = self._receiver_class(receiver, module, scope) if names else (None, False)
         if klass is not None:
-            owners = [klass] if self.defs.get(klass) == "module" else self.mro(klass) + (self.subclasses(klass) if own else [])
+            owners = [klass] if self.defs.get(klass) == "module" else \
+                self.mro(klass) + (self.subclasses(klass) if own else [])
             for owner in owners:
                 for name, exact in names:
                     if exact:
