@@ -296,7 +296,7 @@ class Dispatch:
         if top is None:
             head, _, middle = receiver.partition(".")
             for value, parts in ((receiver, [name]), (head, [*middle.split("."), name] if middle else None)):
-                used = self.receiver_uses(module, caller, value) if parts else None
+                used = self.receivers.get((caller, value)) if parts else None
                 klass = self._duck(*used) if used is not None else None
                 top = self._member_chain(klass, parts) if klass is not None else None
                 if top is not None and top not in self.libraries and self.defs.get(top) in _METHOD_KINDS:

@@ -190,64 +190,56 @@ _TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "issubclass", "callabl
 Uses = tuple[frozenset[str], frozenset[str]]
 
 
-class ReceiverUses:
-    """What each caller uses of each receiver, read from the caller's file's rows the first time
-    a question about that file needs it (Resolver.by_name): a caller's uses are all in its own
-    file, and reading every file's at once held 150 MB more on the stdlib."""
-
-    def __init__(self, calls: pa.Table, refs: pa.Table, modules: dict[int, str]) -> None:
-        self.tables = (calls.select(["file_id", "callee_text", "caller_qualname", "arguments"]),
-                       refs.select(["file_id", "text", "scope_qualname"]))
-        self.rows: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # file -> (table, start, stop)
-        for k, table in enumerate(self.tables):
-            if not table.num_rows:
-                continue
+def receivers_used(calls: pa.Table, refs: pa.Table) -> dict[tuple[str, str], Uses]:
+    """(caller, receiver) -> (the members the caller calls of that receiver, those it reads and
+    does not call), where it uses two or more (not of self or cls, no dunders; `a.b.c()` calls c
+    of a.b and reads b of a) and does not test its type (`isinstance(node, A)`: what it uses is
+    no one class's): what a value nothing describes must have (Resolver.by_name). A caller's uses
+    are all in its own file: read a file at a time (Arrow's grouping over the whole stdlib kept
+    150 MB), and nothing of the tables is kept (the refs' columns go once their answers are found)."""
+    tables = (calls.select(["file_id", "callee_text", "caller_qualname", "arguments"]),
+              refs.select(["file_id", "text", "scope_qualname"]))
+    rows: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # file -> (table, start, stop)
+    for k, table in enumerate(tables):
+        if table.num_rows:
             runs = pc.run_end_encode(table.column("file_id").combine_chunks())
             start = 0
             for file_id, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist()):
-                self.rows[file_id].append((k, start, end))
+                rows[file_id].append((k, start, end))
                 start = end
-        self.files: dict[str, list[int]] = defaultdict(list)
-        for file_id, module in modules.items():
-            self.files[module].append(file_id)
-        self.known: dict[tuple[str, str], Uses] = {}
-        self.read: set[int] = set()
+    out: dict[tuple[str, str], Uses] = {}
+    same: dict[Uses, Uses] = {}  # one object for each distinct pair of sets: most repeat
+    for parts in rows.values():
+        for key, uses in _file_uses(tables, parts).items():
+            out[key] = same.setdefault(uses, uses)
+    return out
 
-    def of(self, module: str, caller: str, receiver: str) -> Uses | None:
-        """(the members caller calls of receiver, those it reads and does not call), where it uses
-        two or more (not of self or cls, no dunders; `a.b.c()` calls c of a.b and reads b of a)
-        and does not test its type (`isinstance(node, A)`: what it uses is no one class's)."""
-        for file_id in self.files.get(module, ()):
-            if file_id not in self.read:
-                self.read.add(file_id)
-                self.known.update(self._file(file_id))
-        return self.known.get((caller, receiver))
 
-    def _file(self, file_id: int) -> dict[tuple[str, str], Uses]:
-        used: dict[tuple[str, str], tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
-        tested: set[tuple[str, str]] = set()
-        for k, start, stop in self.rows.get(file_id, ()):
-            part = self.tables[k].slice(start, stop - start)
-            texts, callers = part.column(1).to_pylist(), part.column(2).to_pylist()
-            arguments = part.column(3).to_pylist() if k == 0 else ()
-            for i, (text, caller) in enumerate(zip(texts, callers)):
-                if k == 0 and text in _TYPE_TESTS and arguments[i]:
-                    tested.add((caller, arguments[i][0]))
-                if "." not in text or not _DOTTED_TEXT.match(text):
-                    continue
-                receiver, _, name = text.rpartition(".")
-                if receiver not in ("self", "cls") and not name.startswith("__"):
-                    used[caller, receiver][k].add(name)  # k 0: called, 1: read
-                head, _, rest = text.partition(".")
-                first, dot, _ = rest.partition(".")
-                if dot and head not in ("self", "cls") and not first.startswith("__"):
-                    used[caller, head][1].add(first)
-        out = {}
-        for key, (called, read) in used.items():
-            read -= called
-            if len(called) + len(read) > 1 and key not in tested:
-                out[key] = (frozenset(called), frozenset(read))
-        return out
+def _file_uses(tables: tuple[pa.Table, pa.Table], parts: list[tuple[int, int, int]]) -> dict[tuple[str, str], Uses]:
+    used: dict[tuple[str, str], tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
+    tested: set[tuple[str, str]] = set()
+    for k, start, stop in parts:
+        part = tables[k].slice(start, stop - start)
+        texts, callers = part.column(1).to_pylist(), part.column(2).to_pylist()
+        arguments = part.column(3).to_pylist() if k == 0 else ()
+        for i, (text, caller) in enumerate(zip(texts, callers)):
+            if k == 0 and text in _TYPE_TESTS and arguments[i]:
+                tested.add((caller, arguments[i][0]))
+            if "." not in text or not _DOTTED_TEXT.match(text):
+                continue
+            receiver, _, name = text.rpartition(".")
+            if receiver not in ("self", "cls") and not name.startswith("__"):
+                used[caller, receiver][k].add(name)  # k 0: called, 1: read
+            head, _, rest = text.partition(".")
+            first, dot, _ = rest.partition(".")
+            if dot and head not in ("self", "cls") and not first.startswith("__"):
+                used[caller, head][1].add(first)
+    out = {}
+    for key, (called, read) in used.items():
+        read -= called
+        if len(called) + len(read) > 1 and key not in tested:
+            out[key] = (frozenset(called), frozenset(read))
+    return out
 
 
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
@@ -272,7 +264,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
-    resolver.receiver_uses = ReceiverUses(calls, refs, modules).of
+    resolver.receivers = receivers_used(calls, refs)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
     work = _Answers(resolver, refs, calls, modules, flow_sites, emit)
     if emit is not None:

@@ -50,11 +50,6 @@ def _remember(cache: dict, key: object, value: object) -> object:
     return value
 
 
-def _no_uses(module: str, caller: str, receiver: str) -> None:
-    """No rows to read what a caller uses of a receiver (a resolver not given any)."""
-    return None
-
-
 class _Busy:
     """The names and functions being resolved, outermost first. Finding one again cuts a cycle;
     `low` keeps the outermost place a cut reached, so an answer whose cuts all fell inside it
@@ -129,8 +124,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._family: dict[str, str] | None = None  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
         self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
-        # (module, caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
-        self.receiver_uses: Callable[[str, str, str], tuple[frozenset[str], frozenset[str]] | None] = _no_uses
+        # (caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
+        self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
