@@ -185,7 +185,6 @@ _SLICE = 32_768
 
 
 
-_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)+\Z")  # `a.b.c`: a name and its attributes
 _TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "issubclass", "callable"})
 Uses = tuple[frozenset[str], frozenset[str]]
 
@@ -216,6 +215,7 @@ def receivers_used(calls: pa.Table, refs: pa.Table) -> dict[tuple[str, str], Use
 
 
 def _file_uses(tables: tuple[pa.Table, pa.Table], parts: list[tuple[int, int, int]]) -> dict[tuple[str, str], Uses]:
+    """receivers_used for one file's rows (parts: table 0 calls or 1 refs, start, stop)."""
     used: dict[tuple[str, str], tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
     tested: set[tuple[str, str]] = set()
     for k, start, stop in parts:
@@ -225,7 +225,7 @@ def _file_uses(tables: tuple[pa.Table, pa.Table], parts: list[tuple[int, int, in
         for i, (text, caller) in enumerate(zip(texts, callers)):
             if k == 0 and text in _TYPE_TESTS and arguments[i]:
                 tested.add((caller, arguments[i][0]))
-            if "." not in text or not _DOTTED_TEXT.match(text):
+            if "." not in text or not _DOTTED_NAME.fullmatch(text):  # `a.b.c`: a name and its attributes
                 continue
             receiver, _, name = text.rpartition(".")
             if receiver not in ("self", "cls") and not name.startswith("__"):
