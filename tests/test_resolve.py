@@ -267,3 +267,34 @@ def test_a_receiver_nothing_describes_is_guessed_by_the_one_family_defining_the_
     assert [r for r in rows if r[2] in ("name", "override")] == [
         ("p.render_all", "shapes.Page.render_all", "name"), ("p.render_all", "shapes.Cover.render_all", "override")]
     assert ("Page.render_all", "shapes.Page.render_all", "local") in rows
+
+
+def test_a_property_object_stored_cut_or_spaced_still_runs_its_getter_and_setter(tmp_path):
+    """`status = property (_get, _set, None, "<a long doc>")` is stored shortened: the names it
+    starts with still say the getter and setter; a call stored cut with nothing readable after
+    `property(` says nothing, and neither breaks the build."""
+    doc = "and on " * 40
+    (tmp_path / "m.py").write_text(textwrap.dedent(f"""\
+        class R:
+            def _get(self):
+                return 1
+
+            def _set(self, value):
+                pass
+
+            status = property (_get, _set, None, "{doc}")
+            odd = property(lambda self: {"x" * 300!r})
+
+
+        def use(r: R):
+            r.status = 2
+            return r.status, r.odd
+        """))
+    report = index_repository(tmp_path, tmp_path / "g.duckdb", jobs=1, embed=False, libraries=False)
+    con = duckdb.connect(str(report.db_path), read_only=True)
+    try:
+        assert con.execute("SELECT value FROM members WHERE name = 'status'").fetchone()[0].endswith("...")
+        rows = set(con.execute("SELECT callee_text, resolved_callee FROM calls WHERE kind = 'property'").fetchall())
+    finally:
+        con.close()
+    assert rows == {("r.status", "m.R._get"), ("r.status", "m.R._set")}

@@ -23,7 +23,7 @@ _MEMBER_KINDS = frozenset({"method", "property", "classmethod", "staticmethod", 
                            "instance_attribute"})
 _CALLED_KINDS = frozenset({"method", "classmethod", "staticmethod", "class_attribute"})  # what `x.m()` may call
 _PASSES_THROUGH = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
-_LEADING_ARGUMENTS = re.compile(r"\(\s*(?:[A-Za-z_][A-Za-z_0-9.]*\s*,\s*)*")  # `(a, b, ` of a call stored cut
+_LEADING_ARGUMENTS = re.compile(r"\s*\(\s*((?:[A-Za-z_][A-Za-z_0-9.]*\s*,\s*)*)")  # `(a, b, ` of a call stored cut
 _CALL_HEAD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\(")
 
 
@@ -66,8 +66,9 @@ class Dispatch:
         maker = self.resolve_call(callee, module, scope)[0]
         if maker == "builtins.property":
             positional, keywords = _call_parts(value)
-            if not positional and not keywords:  # stored cut: the names it starts with
-                positional = tuple(_LEADING_ARGUMENTS.match(value[len(callee):]).group(0).strip("( ").split(","))
+            leading = _LEADING_ARGUMENTS.match(value, len(callee)) if not positional and not keywords else None
+            if leading is not None:  # stored cut: the names it starts with
+                positional = tuple(name for name in leading.group(1).replace(" ", "").split(",") if name)
             said = dict(keywords)
             names = [said.get(k, positional[i].strip() if i < len(positional) else None)
                      for i, k in enumerate(("fget", "fset"))]
