@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 
 from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS,
-                          _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS, IMPLICIT_PROTOCOLS,
+                          _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS, _SELF_KINDS, IMPLICIT_PROTOCOLS,
                           ONLY_MAKES_AN_ITERATOR, _call_arguments, _call_parts, _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
 
@@ -44,7 +44,7 @@ class Dispatch:
         if self.defs.get(target) == "property":
             return target
         if self.defs.get(target) == "class_attribute" and target in self.evidence:
-            made = self._property_object(*self.evidence[target], target.rpartition(".")[0], 3)
+            made = self._property_object(*self.evidence[target], target.rpartition(".")[0])
             if made is not None:
                 return made[0 if access == "read" else 1]
         for holder in self._held_instances(target):
@@ -54,7 +54,17 @@ class Dispatch:
                     return found
         return None
 
-    def _property_object(self, module: str, value: str, scope: str, depth: int
+    def property_overrides(self, run: str, how: str, text: str, scope: str) -> list[str]:
+        """The subclasses' properties replacing the property `run` that a read or write of text may
+        run instead: on a value of a class ('type', `self.width` included: below the caller's own class)
+        or one guessed by name; none for a descriptor's __get__ or __set__."""
+        if how not in ("type", "name") or self.defs.get(run) != "property":
+            return []
+        receiver, _, _ = text.rpartition(".")
+        own = receiver in ("self", "cls") and self.defs.get(scope) in _SELF_KINDS
+        return self.overrides(run, scope.rpartition(".")[0] if own else None)
+
+    def _property_object(self, module: str, value: str, scope: str, depth: int = 3
                          ) -> tuple[str | None, str | None] | None:
         """(getter, setter) of the property object `value` makes: `property(_get, _set)`, or a call
         of the project's function that returns one (`status = header_getter("Status")`, whose
@@ -293,19 +303,22 @@ class Dispatch:
         receiver, _, name = text.rpartition(".")
         if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
             return []
-        top = self._families().get(name)
-        if top is None:
-            head, _, middle = receiver.partition(".")
-            for value, parts in ((receiver, [name]), (head, [*middle.split("."), name] if middle else None)):
-                used = self.receivers.get((caller, value)) if parts else None
-                klass = self._duck(*used) if used is not None else None
-                top = self._member_chain(klass, parts) if klass is not None else None
-                if top is not None and top not in self.libraries and self.defs.get(top) in _METHOD_KINDS:
-                    break
-                top = None
+        top = self._families().get(name) or self._by_use(receiver, name, caller)
         if top is None or self._not_ours(receiver, module, caller):
             return []
         return [(top, "name"), *((t, "override") for t in self.overrides(top))]
+
+    def _by_use(self, receiver: str, name: str, caller: str) -> str | None:
+        """`name` of the class _duck finds from what the caller uses of the receiver, or of the
+        name the receiver starts with, then along the chain (`md.treeprocessors.register`)."""
+        head, _, middle = receiver.partition(".")
+        for value, parts in ((receiver, [name]), *(((head, [*middle.split("."), name]),) if middle else ())):
+            used = self.receivers.get((caller, value))
+            klass = self._duck(*used) if used is not None else None
+            found = self._member_chain(klass, parts) if klass is not None else None
+            if found is not None and found not in self.libraries and self.defs.get(found) in _METHOD_KINDS:
+                return found
+        return None
 
     def _duck(self, called: frozenset[str], read: frozenset[str]) -> str | None:
         """The highest class of the one project class family whose classes have every member the

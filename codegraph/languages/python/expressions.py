@@ -29,6 +29,8 @@ _BUILTIN_MEMBERS = frozenset().union(*_BUILTIN_TYPE_MEMBERS)
 _SELF_KINDS = frozenset({"method", "property", "classmethod"})
 _SELF_OR_STATIC = _SELF_KINDS | {"staticmethod"}
 _LOCALS = ".<locals>."
+# `name` or `name.lower()`: what getattr may be given as a name (Values._attribute_names, and the update's SQL)
+CASED_NAME = r"([A-Za-z_][A-Za-z_0-9]*)(?:\.(lower|upper)\(\))?"
 _MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
 
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ...columns import column_lists, concat, register_values
 from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, IMPLICIT_PROTOCOLS, PROTOCOL_CALLS
+from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
                          build_resolver, call_sites, definition_rows, evidence_sql, returns_of, scope_keys,
@@ -212,7 +212,7 @@ def _owner(dotted: str) -> str:
 # import), and those whose calls a sibling of an
 # added definition answers by a string, a container or a return (a registry or visitor in another
 # file gains a member).
-_CASED_NAME = r"""'^([A-Za-z_][A-Za-z_0-9]*)(\.(lower|upper)\(\))?$'"""  # `name` or `name.lower()`
+_CASED_NAME = f"'^{CASED_NAME}$'"
 _GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
 _NAMED_BY_STRING_SQL = f"""
     SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls

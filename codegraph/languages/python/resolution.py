@@ -16,7 +16,6 @@ from ... import forked
 from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
-from .expressions import _SELF_KINDS
 from .resolve import ALL_ONLY_RESOLUTIONS, ASSIGNED_RESOLUTIONS, Resolver
 
 SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
@@ -182,8 +181,6 @@ FORK_AT = 20_000
 _REF_WEIGHT = 0.3
 # Calls answered between two hand-overs to `emit` (resolve_tables).
 _SLICE = 32_768
-
-
 
 _TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "issubclass", "callable"})
 Uses = tuple[frozenset[str], frozenset[str]]
@@ -468,7 +465,7 @@ def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tupl
     scopes = column_lists(refs, ("scope_qualname",))[0]
     accessors = [row for i, run, label in accessors for row in (
         (i, run, label),
-        *((i, other, "override") for other in _property_overrides(resolver, run, values[i][1], texts[i], scopes[i])))]
+        *((i, other, "override") for other in resolver.property_overrides(run, values[i][1], texts[i], scopes[i])))]
     getters = [i for i, _, _ in accessors]
     picked = refs.take(getters)
     n = len(getters)
@@ -484,18 +481,6 @@ def _refs_table(resolver: Resolver, refs: pa.Table, values: list[tuple]) -> tupl
                "resolved_callee": pa.array([run for _, run, _ in accessors], pa.string()),
                "resolution": pa.array([label for _, _, label in accessors], pa.string())}
     return resolved, pa.table(columns)
-
-
-def _property_overrides(resolver: Resolver, run: str, how: str, text: str, scope: str) -> list[str]:
-    """The subclasses' properties replacing the property `run` that a read or write of text may
-    run instead: on a value of a class ('type', `self.width` included: below the caller's own class)
-    or one guessed by name; none for a descriptor's __get__ or __set__."""
-    if how not in ("type", "name") or resolver.defs.get(run) != "property":
-        return []
-    receiver, _, _ = text.rpartition(".")
-    own = receiver in ("self", "cls") and resolver.defs.get(scope) in _SELF_KINDS
-    klass = scope.rpartition(".")[0] if own else None
-    return resolver.overrides(run, klass)
 
 
 # The first answers of a call that other answers of Resolver.assigned_callees may follow: values of

@@ -10,7 +10,7 @@ from .expressions import (
     _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
     _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
     _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver,
-    _union_members, _unique)
+    _union_members, _unique, _type_arguments, CASED_NAME)
 
 
 def _kept(how: str, label: str) -> str:
@@ -19,8 +19,7 @@ def _kept(how: str, label: str) -> str:
     return how if how == "lambda" else label
 
 
-_GENERIC_OF = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\[.*\]\Z")  # `Registry[Proc]`
-_CASED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.(lower|upper)\(\)\Z")  # `name.lower()`
+_CASED = re.compile(CASED_NAME + r"\Z")
 
 
 class Values:
@@ -46,7 +45,7 @@ class Values:
                 found = self._type_of_annotation(text, module, scope) or \
                     self._type_of_value(text, module, scope, _depth)
                 if found == "builtins.property" and kind == "class_attribute":  # what its getter returns
-                    getter = (self._property_object(module, text, scope, 3) or (None,))[0]
+                    getter = (self._property_object(module, text, scope) or (None,))[0]
                     found = self.type_of(getter, _depth + 1) if getter is not None else None
                 if found is None and kind == "instance_attribute" and _IDENTIFIER.match(text):
                     found = self._type_of_stored_parameter(scope, text, module)
@@ -72,9 +71,8 @@ class Values:
             return None
         text = _bare_annotation(text)
         lookup_scope = module if scope not in self.defs else scope
-        generic = _GENERIC_OF.match(text)
-        if generic is not None:  # `Registry[Proc]`: a project class made generic is that class
-            base, _ = self.resolve_expression(generic.group(1), module, lookup_scope)
+        if _type_arguments(text)[0]:  # `Registry[Proc]`: a project class made generic is that class
+            base, _ = self.resolve_expression(text.partition("[")[0].strip(), module, lookup_scope)
             if base is not None and self.defs.get(base) == "class" and base not in self.libraries:
                 return base
         if not _DOTTED.match(text):
@@ -337,7 +335,7 @@ class Values:
         if said is not None:
             return [said]
         cased = _CASED.match(text)
-        if cased is not None and depth:
+        if cased is not None and cased.group(2) and depth:
             change = str.lower if cased.group(2) == "lower" else str.upper
             return [(change(name), exact) for name, exact in self._attribute_names(cased.group(1), module, scope,
                                                                                    depth - 1)]
@@ -347,10 +345,10 @@ class Values:
         if how != "bound":
             return []
         where, _, local = bound.partition("\x00")
-        facts = self.scope_facts.get(where, {}).get(local)
-        if not facts or facts[0] == "parameter":
+        if self.scope_facts[where][local][0] == "parameter":
             return []
-        return [n for value in facts[1] for n in self._attribute_names(value, module, scope, depth - 1)]
+        return [n for value, _ in self._bound_values(bound)
+                for n in self._attribute_names(value, module, scope, depth - 1)]
 
     def _receiver_class(self, text: str, module: str, scope: str) -> tuple[str | None, bool]:
         """The class (or module) an object is: (klass, True) for the first parameter of a method
