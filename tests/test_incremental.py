@@ -166,15 +166,23 @@ def test_added_definition_resolves_calls_elsewhere_and_removed_one_unresolves_th
 
 
 def test_methods_named_by_a_string_and_guessed_by_name_follow_every_edit(tmp_path):
-    """A getattr with a string gains the method a subclass adds in another file; a call on an
-    unknown receiver guessed by its method's name loses the guess when a second class family
-    defines that name, and gets it back when that one goes: each update equals a rebuild."""
+    """A getattr with a string gains the method a subclass adds in another file, and one with an
+    upper-cased string the method in capitals (not the others); a call on an unknown receiver
+    guessed by its method's name loses the guess when a second class family defines that name,
+    and gets it back when that one goes: each update equals a rebuild."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "visit.py").write_text(textwrap.dedent("""\
         class Visitor:
             def visit(self, node):
                 return getattr(self, "visit_" + type(node).__name__)(node)
+        """))
+    (repo / "handle.py").write_text(textwrap.dedent("""\
+        from printer import Printer
+
+        def handle(node):
+            kind = type(node).__name__.upper()
+            return getattr(Printer(), kind)(node)
         """))
     (repo / "printer.py").write_text(textwrap.dedent("""\
         from visit import Visitor
@@ -206,11 +214,16 @@ def test_methods_named_by_a_string_and_guessed_by_name_follow_every_edit(tmp_pat
 
     getattr_call = 'getattr(self, "visit_" + type(node).__name__)'
     assert answers(getattr_call) == [("printer.Printer.visit_Name", "getattr")]
+    assert answers("getattr(Printer(), kind)") == []  # no method in capitals yet
     assert answers("p.render_all") == [("page.Page.render_all", "name")]
     step("override", lambda: (repo / "printer.py").write_text(
         (repo / "printer.py").read_text() + "\n    def visit_Call(self, node):\n        return 'call'\n"))
     assert answers(getattr_call) == [("printer.Printer.visit_Call", "getattr"),
                                      ("printer.Printer.visit_Name", "getattr")]
+    assert answers("getattr(Printer(), kind)") == []
+    step("in capitals", lambda: (repo / "printer.py").write_text(
+        (repo / "printer.py").read_text() + "\n    def CALL(self, node):\n        return 'call'\n"))
+    assert answers("getattr(Printer(), kind)") == [("printer.Printer.CALL", "getattr")]
     step("second family", lambda: (repo / "report.py").write_text(
         "class Report:\n    def render_all(self):\n        return 2\n"))
     assert answers("p.render_all") == []  # two families define it: no guess

@@ -29,8 +29,11 @@ _BUILTIN_MEMBERS = frozenset().union(*_BUILTIN_TYPE_MEMBERS)
 _SELF_KINDS = frozenset({"method", "property", "classmethod"})
 _SELF_OR_STATIC = _SELF_KINDS | {"staticmethod"}
 _LOCALS = ".<locals>."
-# `name` or `name.lower()`: what getattr may be given as a name (Values._attribute_names, and the update's SQL)
+# `name` or `name.lower()`: a local getattr may be given as a name (what the update's SQL reads of its value)
 CASED_NAME = r"([A-Za-z_][A-Za-z_0-9]*)(?:\.(lower|upper)\(\))?"
+# A name written in capitals (`NAME`, `CALL_2`): what getattr of an upper-cased string may give
+# (Values._attribute_names, and the update's SQL)
+IN_CAPITALS = r"[A-Z0-9_]*[A-Z][A-Z0-9_]*"
 _MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
 
 

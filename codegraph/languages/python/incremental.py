@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ...columns import column_lists, concat, register_values
 from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, PROTOCOL_CALLS
+from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
                          build_resolver, call_sites, definition_rows, evidence_sql, returns_of, scope_keys,
@@ -205,7 +205,8 @@ def _owner(dotted: str) -> str:
 
 
 # What getattr with a string (Resolver._getattr_targets) may now give: the files that call getattr
-# with a string (or a local assigned one, either cased) an added name starts with (a method:
+# with a string (or a local assigned one, either cased) an added name starts with, or an upper-cased
+# one where the name is in capitals (a method:
 # anywhere, its class may be any object's; a function or class of a module (_added_globals,
 # qualnames): only where an import binds a name to the module, a package above it or a module in
 # it (`import a.b.c` binds a), or a star import brings names, as a module is an object only by an
@@ -213,21 +214,30 @@ def _owner(dotted: str) -> str:
 # added definition answers by a string, a container or a return (a registry or visitor in another
 # file gains a member).
 _CASED_NAME = f"'^{CASED_NAME}$'"
-_GETATTR_START = """regexp_extract(arguments[2], '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1)"""
+# getattr's name as written, or the value of the local it names: the start of the names it may give,
+# and whether it is upper-cased (only names in capitals: `node.__name__.upper()`)
+_GETATTR_NAMES = f"""
+    SELECT file_id, regexp_extract(said, '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1) AS start,
+           ends_with(said, '.upper()') AS capitals
+    FROM (SELECT file_id, arguments[2] AS said FROM calls WHERE callee_text = 'getattr' AND len(arguments) >= 2
+          UNION ALL SELECT k.file_id, b.value FROM calls k
+          JOIN bindings b ON b.scope_qualname = k.caller_qualname
+               AND b.name = regexp_extract(k.arguments[2], {_CASED_NAME}, 1)
+          WHERE k.callee_text = 'getattr' AND len(k.arguments) >= 2)
+"""
+# May the name n be one of those (Values._attribute_names)? It has the start, in either case (the
+# string may be cased), and is in capitals where the string is upper-cased.
+_GIVES = """((c.start <> '' OR c.capitals) AND starts_with(lower({n}), lower(c.start))
+             AND (NOT c.capitals OR regexp_full_match({n}, '""" + IN_CAPITALS + """')))"""
 _NAMED_BY_STRING_SQL = f"""
-    SELECT file_id FROM (SELECT file_id, {_GETATTR_START} AS start FROM calls
-                         WHERE callee_text = 'getattr' AND len(arguments) >= 2
-                         UNION ALL SELECT k.file_id, {_GETATTR_START.replace('arguments[2]', 'b.value')} FROM calls k
-                         JOIN bindings b ON b.scope_qualname = k.caller_qualname
-                              AND b.name = regexp_extract(k.arguments[2], {_CASED_NAME}, 1)
-                         WHERE k.callee_text = 'getattr' AND len(k.arguments) >= 2) c
-        WHERE start <> '' AND (EXISTS (SELECT 1 FROM _added_members a WHERE starts_with(lower(a.v), lower(c.start)))
+    SELECT file_id FROM ({_GETATTR_NAMES}) c
+        WHERE EXISTS (SELECT 1 FROM _added_members a WHERE {_GIVES.format(n='a.v')})
             OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,
                                              {_owner('v')} AS owner
                                       FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
-                       WHERE starts_with(a.name, c.start) AND (i.is_star OR EXISTS (
+                       WHERE {_GIVES.format(n='a.name')} AND (i.is_star OR EXISTS (
                            SELECT 1 FROM (SELECT coalesce(i.resolved_qualname, i.resolved_module) AS m) r
-                           WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.')))))
+                           WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.'))))
     UNION SELECT file_id FROM calls WHERE resolution IN ('getattr', 'container', 'return')
         AND resolved_callee IS NOT NULL
         AND {_owner('resolved_callee')} IN (SELECT v FROM _owners)

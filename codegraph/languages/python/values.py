@@ -10,7 +10,7 @@ from .expressions import (
     _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
     _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
     _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver,
-    _union_members, _unique, _type_arguments, CASED_NAME)
+    _union_members, _unique, _type_arguments, IN_CAPITALS)
 
 
 def _kept(how: str, label: str) -> str:
@@ -19,7 +19,9 @@ def _kept(how: str, label: str) -> str:
     return how if how == "lambda" else label
 
 
-_CASED = re.compile(CASED_NAME + r"\Z")
+# `x.lower()`, `node.__name__.upper()`: a string expression and the case it is given
+_CASED_ANY = re.compile(r"(.+)\.(lower|upper)\(\)\Z")
+_IN_CAPITALS = re.compile(IN_CAPITALS)
 
 
 class Values:
@@ -319,26 +321,31 @@ class Values:
             owners = [klass] if self.defs.get(klass) == "module" else \
                 self.mro(klass) + (self.subclasses(klass) if own else [])
             for owner in owners:
-                for name, exact in names:
+                for name, exact, capitals in names:
                     if exact:
                         candidate = f"{owner}.{name}"
                         found += [candidate] if self.defs.get(candidate) in _CALLABLE_OR_CLASS else []
                     else:
-                        found += [f"{owner}.{n}" for n in self._named_in(owner) if n.startswith(name)]
+                        found += [f"{owner}.{n}" for n in self._named_in(owner)
+                                  if n.startswith(name) and (not capitals or _IN_CAPITALS.fullmatch(n))]
         return [t for t in dict.fromkeys(found) if t not in self.libraries]
 
-    def _attribute_names(self, text: str, module: str, scope: str, depth: int = 2) -> list[tuple[str, bool]]:
-        """The names (name, True) or starts of names (start, False) a string expression may give:
-        a string as written (_string_start), what a local is assigned (`method = "visit_" + kind`),
-        either cased (`func_name.lower()`)."""
+    def _attribute_names(self, text: str, module: str, scope: str, depth: int = 2) -> list[tuple[str, bool, bool]]:
+        """The names (name, True, _) or starts of names (start, False, _) a string expression may
+        give: a string as written (_string_start), what a local is assigned (`method = "visit_" +
+        kind`), either cased (`func_name.lower()`); with True last, only names written in capitals
+        (`node_class.__name__.upper()`: whatever it upper-cases, a handler named `NAME` or `CALL`).
+        A lower-cased name nothing else is known of says nothing: most names are in lower case."""
         said = _string_start(text)
         if said is not None:
-            return [said]
-        cased = _CASED.match(text)
-        if cased is not None and cased.group(2) and depth:
+            return [(*said, False)]
+        cased = _CASED_ANY.match(text)
+        if cased is not None and depth:
             change = str.lower if cased.group(2) == "lower" else str.upper
-            return [(change(name), exact) for name, exact in self._attribute_names(cased.group(1), module, scope,
-                                                                                   depth - 1)]
+            inner = self._attribute_names(cased.group(1), module, scope, depth - 1)
+            if inner or change is str.lower:
+                return [(change(name), exact, capitals or change is str.upper) for name, exact, capitals in inner]
+            return [("", False, True)]
         if not _IDENTIFIER.match(text) or not depth:
             return []
         bound, how = self.lookup(text, module, scope)
