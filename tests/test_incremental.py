@@ -580,3 +580,95 @@ def test_property_objects_property_overrides_and_guesses_by_use_follow_every_edi
     assert answers("p.run") == []  # Runner has test and run too: no guess
     step("alone again", "job.py", None)
     assert answers("p.run") == ["proc.Processor.run"]
+
+
+def test_what_calls_keep_in_a_container_follows_every_edit(tmp_path):
+    """`for f in self.filters: f.process()` runs the process of what any file appends to a
+    Stack's filters, or registers in a container class of the project (`register` keeps its item):
+    a file that starts or stops keeping something there changes the answer in the file that
+    iterates, each update equal to a rebuild."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "stack.py").write_text(textwrap.dedent("""\
+        class Registry:
+            def __init__(self):
+                self._data = {}
+
+            def register(self, item, name):
+                self._data[name] = item
+
+            def __iter__(self):
+                return iter(list(self._data.values()))
+
+
+        class Stack:
+            def __init__(self):
+                self.filters = []
+                self.steps = Registry()
+
+            def apply(self, text):
+                for f in self.filters:
+                    text = f.process(text)
+                for step in self.steps:
+                    step.run(text)
+                return text
+        """))
+    (repo / "filters.py").write_text(textwrap.dedent("""\
+        class Strip:
+            def process(self, text):
+                return text.strip()
+
+            def run(self, text):
+                return text
+
+
+        class Upper:
+            def process(self, text):
+                return text.upper()
+
+            def run(self, text):
+                return text
+        """))
+    (repo / "build.py").write_text(textwrap.dedent("""\
+        from filters import Strip, Upper
+
+        def build(stack):
+            stack.filters.append(Strip())
+        """))
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+
+    def answers(text):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return sorted(r[0] for r in con.execute(
+                "SELECT resolved_callee FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
+                [text]).fetchall())
+        finally:
+            con.close()
+
+    def step(name, text):
+        (repo / "build.py").write_text(textwrap.dedent(text))
+        updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+        assert updated.mode == "update", name
+        rebuilt = index_repository(repo, tmp_path / f"{name}.duckdb", jobs=1, libraries=False, embed=False)
+        assert snapshot(db) == snapshot(rebuilt.db_path), name
+
+    assert answers("f.process") == ["filters.Strip.process"] and answers("step.run") == []
+    step("appended", """\
+        from filters import Strip, Upper
+
+        def build(stack):
+            stack.filters.append(Strip())
+            stack.filters.append(Upper())
+            stack.steps.register(Upper(), "upper")
+        """)
+    assert answers("f.process") == ["filters.Strip.process", "filters.Upper.process"]
+    assert answers("step.run") == ["filters.Upper.run"]
+    step("no more", """\
+        from filters import Strip, Upper
+
+        def build(stack):
+            return stack
+        """)
+    assert answers("f.process") == [] and answers("step.run") == []

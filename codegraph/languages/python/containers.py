@@ -6,11 +6,16 @@ from __future__ import annotations
 import re
 
 from .expressions import (
-    _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _MAX_FLOWS, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
+    KEEPING, _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _MAX_FLOWS, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
     _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
 
 
 _ATTRIBUTES = frozenset({"class_attribute", "instance_attribute"})
+_MAX_ELEMENTS = 32  # a registry's processors, a stack's filters: a few dozen at most
+_KEYWORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=(?!=)")
+# What _literal_elements keeps of a literal, for a value as written: a name, or also a call
+_NAMED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
+_CALLED_OR_NAMED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*(?:\Z|\()")
 _COPIED = re.compile(r"(?:tuple|list)\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 
 
@@ -61,8 +66,10 @@ class Containers:
         literal = _literal_elements(text, calls)
         if literal is not None:
             return [(e, module, scope) for e in literal]
-        if depth > 3 or not _DOTTED.match(text):
+        if depth > 3:
             return []
+        if not _DOTTED.match(text):
+            return self._returned_elements(text, module, scope, depth, calls)
         head, _, rest = text.partition(".")
         target, how = self.lookup(head, module, scope)
         if how == "bound" and not rest:
@@ -70,7 +77,8 @@ class Containers:
             if (where, name) in self.star_parameters:  # def run(*checks): for check in checks
                 return self._star_arguments(where, self.scope_facts[where][name][3]) if self._flowing else []
             return [e for value, at in self._bound_values(target) if not value.startswith(_ELEMENT_OF)
-                    for e in self._elements(value, module, at, depth + 1, calls)]
+                    for e in self._elements(value, module, at, depth + 1, calls)] + \
+                self._kept_in(name, where, depth, calls)
         if head in ("self", "cls") and rest and "." not in rest and self.defs.get(scope) in _SELF_KINDS:
             klass = scope.rpartition(".")[0]
             # self.FUNCS: the class's, or a subclass's own when self is one (Date.FUNCS under DateTime,
@@ -98,7 +106,83 @@ class Containers:
                 if kind == "instance_attribute":  # self.ops = {...}: read in __init__, where self is the instance
                     at = self._init_scope(holder) or at
                 out += self._elements(said, where, at, depth + 1, calls)
+            out += self._kept_in(target, None, depth, calls)
         return out
+
+    def _returned_elements(self, text: str, module: str, scope: str, depth: int,
+                           calls: bool) -> list[tuple[str, str, str]]:
+        """The elements of what a project function returns (`self.procs = build_procs(self)`, where
+        build_procs fills a local and returns it)."""
+        callee = _callee_of(text)
+        function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return []
+        where = self.evidence.get(function, (None,))[0]
+        if where is None:
+            return []
+        self._need_scopes(_function_scopes(function))
+        self._busy.add(function)
+        try:
+            return [e for returned in self.returns.get(function, ()) if _DOTTED.match(returned)
+                    for e in self._elements(returned, where, function, depth + 1, calls)]
+        finally:
+            self._busy.discard(function)
+
+    def _kept_in(self, container: str, scope: str | None, depth: int, calls: bool) -> list[tuple[str, str, str]]:
+        """What calls keep in a container (resolution.keeping_sites): a local of scope, called
+        by its own name there, or an attribute (qualname): where the call's container is that
+        attribute as resolve_call reads it (not through what callers pass), or, when nothing says
+        what it is, the one class family having an attribute of that name holds it. Each element
+        with where it is written."""
+        key = (container, scope, calls)
+        found = self._kept.get(key)
+        if found is not None:
+            return list(found)
+        name = container if scope is not None else container.rpartition(".")[2]
+        out: list[tuple[str, str, str]] = []
+        mark = self._busy.enter()
+        flowing, self._flowing = self._flowing, False
+        try:
+            for said, method, arguments, module, caller in (self.kept or {}).get(name, ()):
+                if (caller == scope and said == name) if scope is not None else \
+                        said != name and self._is_attribute(said, container, module, caller):
+                    out += self._kept_values(method, arguments, module, caller, depth, calls)
+        finally:
+            self._flowing = flowing
+            whole = self._busy.leave(mark)
+        out = list(dict.fromkeys(out))
+        if whole:
+            self._kept[key] = out
+        return out
+
+    def _is_attribute(self, said: str, attribute: str, module: str, caller: str) -> bool:
+        """Is `said` (`stack.stmtprocess`, read in caller) that attribute, or one of that name in
+        its class's family?"""
+        found, _ = self.resolve_expression(said, module, caller)
+        owner = attribute.rpartition(".")[0]
+        if found is not None:
+            other = found.rpartition(".")[0]
+            return found == attribute or found.rpartition(".")[2] == said.rpartition(".")[2] and \
+                (other in self.mro(owner) or owner in self.mro(other))
+        head = said.partition(".")[0]
+        if head in ("self", "cls") or self.lookup(head, module, caller)[1] != "bound":
+            return False  # a name that is not a local: what it is, is known or nothing
+        owners = self._owners()[0].get(said.rpartition(".")[2], ())
+        top = [k for k in owners if set(owners).isdisjoint(self.mro(k)[1:])]
+        return len(top) == 1 and top[0] in self.mro(owner)
+
+    def _kept_values(self, method: str, arguments: tuple[str, ...], module: str, caller: str, depth: int,
+                     calls: bool) -> list[tuple[str, str, str]]:
+        """The values a keeping call keeps, as _elements gives them."""
+        position = KEEPING.get(method)
+        if position is None:  # a project container's method: every positional argument
+            given = [a for a in arguments if not _KEYWORD.match(a) and not a.startswith("*")]
+        else:
+            given = list(arguments[position:position + 1])
+        if method == "extend":
+            return [e for a in given for e in self._elements(a, module, caller, depth + 1, calls)]
+        allowed = _CALLED_OR_NAMED if calls else _NAMED
+        return [(a, module, caller) for a in given if allowed.match(a)]
 
     def stored_star(self, attribute: str | None) -> tuple[str, int] | None:
         """(__init__, position) of the *args parameter an instance attribute keeps whole
@@ -128,12 +212,19 @@ class Containers:
         return self._element_type(text, module, scope, item=True) or self._literal_type(text, module, scope, depth)
 
     def _literal_type(self, text: str, module: str, scope: str, depth: int = 0) -> str | None:
-        """The class of the first of a container's literal elements that says one (`[Arg(), Arg()]`)."""
+        """The class of the first of a container's elements that says one (`[Arg(), Arg()]`)."""
         for element, in_module, where in self._elements(text, module, scope, calls=True)[:8]:
             found = self._type_of_value(element, in_module, where, depth + 1)
             if found is not None:
                 return found
         return None
+
+    def _literal_types(self, text: str, module: str, scope: str) -> list[str]:
+        """The classes of a container's elements (of the first _MAX_ELEMENTS; `stack.filters.append(Strip())`
+        in one place, `.append(Indent())` in another: either)."""
+        found = (self._type_of_value(e, in_module, where, 1)
+                 for e, in_module, where in self._elements(text, module, scope, calls=True)[:_MAX_ELEMENTS])
+        return list(dict.fromkeys(k for k in found if k is not None))
 
     def _element_type(self, text: str, module: str, scope: str, item: bool = False) -> str | None:
         """The class of the elements of a collection whose annotation says (`-> List[Param]`,

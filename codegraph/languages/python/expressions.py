@@ -34,6 +34,9 @@ CASED_NAME = r"([A-Za-z_][A-Za-z_0-9]*)(?:\.(lower|upper)\(\))?"
 # A name written in capitals (`NAME`, `CALL_2`): what getattr of an upper-cased string may give
 # (Values._attribute_names, and the update's SQL)
 IN_CAPITALS = r"[A-Z0-9_]*[A-Z][A-Z0-9_]*"
+# Calls that keep a value in the list, set or dict they are called on, and the argument kept (all
+# its elements for extend): Containers._kept_in, resolution.keeping_sites
+KEEPING: dict[str, int | None] = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1, "extend": 0}
 _MAX_DOTS = 24  # longer dotted names come only from following bindings in circles
 
 

@@ -15,11 +15,12 @@ import pyarrow as pa
 
 from ...columns import column_lists, concat, register_values
 from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, PROTOCOL_CALLS
+from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
-from .resolution import (BINDING_KEY, EVIDENCE, PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
-                         build_resolver, call_sites, definition_rows, evidence_sql, returns_of, scope_keys,
-                         stored_definitions, write_resolved)
+from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
+                         PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
+                         build_resolver, call_sites, definition_rows, evidence_sql, keeping_sites, returns_of,
+                         scope_keys, stored_definitions, write_resolved)
 
 
 _INTERFACE_SQL = """
@@ -555,6 +556,58 @@ class Plan:
 _PYTHON_FILES = "SELECT file_id FROM files WHERE language = 'python'"
 
 
+# What keeps a value in a container of these names (as a word: $words), or holds what a function
+# of these names returns: the names of the attributes and variables that do.
+_HOLDING_SQL = """SELECT name FROM members WHERE regexp_matches(value, $words)
+                  UNION SELECT name FROM globals WHERE regexp_matches(value, $words)"""
+_SAYING_SQL = """SELECT file_id FROM bindings WHERE regexp_matches(value, $words)
+    UNION SELECT file_id FROM calls WHERE regexp_matches(callee_text, $words)
+    UNION SELECT file_id FROM refs WHERE regexp_matches(text, $words)"""
+# The containers the calls of a method (that starts or stops keeping a value) are made on ($method)
+_CALLED_ON_SQL = """SELECT DISTINCT callee_text FROM calls WHERE NOT alternative AND kind = 'call'
+                    AND ends_with(callee_text, '.' || $method)"""
+
+
+def _kept_readers(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> list[int]:
+    """The files that may read what the changed files keep in a container (Containers._kept_in),
+    when that changed: whatever mentions the container's name, or the name of what holds a local
+    container a function returns (`self.procs = build_procs()`); and for a method that starts or
+    stops keeping its argument in its instance, the containers it is called on."""
+    may = {r[0] for r in con.execute(MAY_KEEP_SQL, {"keeping": sorted(KEEPING)}).fetchall()}
+    may |= {name for name, kind in zip(*column_lists(fresh["members"], ("name", "kind"))) if kind == "method"}
+
+    def sites(table: pa.Table) -> set[tuple]:  # a site in an attribute read where its class or module reads it
+        out = set()
+        for text, caller, kind, arguments in zip(*column_lists(table, ("callee_text", "caller_qualname", "kind",
+                                                                       "arguments"))):
+            if kind == "call" and arguments and "." in text and text.rpartition(".")[2] in may:
+                local = "." not in text.rpartition(".")[0]
+                out.add((text, caller if local else caller.rpartition(".")[0], tuple(arguments)))
+            elif re.match(KEEPS_IN_SELF, text):
+                out.add((text, caller, ()))
+        return out
+
+    differ = sites(con.execute(KEPT_BEFORE_SQL).to_arrow_table()) ^ sites(fresh["calls"])
+    names: set[str] = set()
+    for text, caller, arguments in differ:
+        if not arguments:  # a method that keeps in self.<x>: the containers it is called on
+            method = caller.rpartition(".")[2]
+            texts = [r[0] for r in con.execute(_CALLED_ON_SQL, {"method": method}).fetchall()]
+        else:
+            texts = [text]
+        for said in texts:
+            container = said.rpartition(".")[0]
+            names.add(container.rpartition(".")[2])
+            if "." not in container:  # a local: what holds what its function returns
+                names.add(caller.rpartition(".")[2])
+    if not names:
+        return []
+    words = {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
+    names |= {r[0] for r in con.execute(_HOLDING_SQL, words).fetchall()}
+    words = {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
+    return [r[0] for r in con.execute(_SAYING_SQL, words).fetchall()]
+
+
 def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Plan:
     """Before the changed files' rows (_gone) are deleted: the files their change reaches (into
     the temp table _affected) and what they passed on. When the changed files still define and
@@ -630,6 +683,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
         | {owner for item in changed if item[0] == "def" and (owner := item[1].rpartition(".")[0]) in classes})
     if (changed or retyped) and overridden != []:
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL, {"classes": overridden}).fetchall()]
+    affected += _kept_readers(con, fresh)
     python_files = {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     affected = sorted((set(affected) - set(gone_ids)) & python_files)
     register_values(con, "_ids", affected, pa.int64())
@@ -663,6 +717,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
         returns_of(con.execute(RETURNS_SQL).fetchall()),
     )
     resolver.scope_loader = ScopeLoader(con)
+    kept = con.execute(KEEPING_ROWS_SQL, {"keeping": sorted(KEEPING)}).to_arrow_table()
+    resolver.kept = keeping_sites(pa.concat_tables([kept, fresh["calls"].select(kept.column_names).cast(kept.schema)]),
+                                  modules, resolver.defs)
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     resolver.learn_scopes(*scope_keys({name: concat(name, [fetch(name, where), fresh[name]])

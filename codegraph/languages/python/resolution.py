@@ -16,6 +16,7 @@ from ... import forked
 from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
+from .expressions import KEEPING
 from .resolve import ALL_ONLY_RESOLUTIONS, ASSIGNED_RESOLUTIONS, Resolver
 
 SCOPE_TABLES = ("bindings", "parameters")  # what a function's own names mean, for resolving its calls
@@ -239,6 +240,58 @@ def _file_uses(tables: tuple[pa.Table, pa.Table], parts: list[tuple[int, int, in
     return out
 
 
+# A method that keeps a value in its instance: `self._data[name] = item`, `self._items.append(item)`
+KEEPS_IN_SELF = r"^self\.[A-Za-z_][A-Za-z_0-9]*\.(__setitem__|append|add|appendleft|insert|setdefault)$"
+_KEEPING_COLUMNS = ("file_id", "callee_text", "caller_qualname", "kind", "arguments")
+# The names of methods that may keep a value (keeping_sites): KEEPING's, and those of the
+# project's container classes (with __iter__ or __getitem__)
+MAY_KEEP_SQL = """
+    SELECT unnest($keeping::VARCHAR[]) UNION ALL SELECT m.name FROM members m WHERE m.kind = 'method'
+        AND EXISTS (SELECT 1 FROM members d WHERE d.class_qualname = m.class_qualname
+                    AND d.name IN ('__iter__', '__getitem__'))
+"""
+# Calls rows for keeping_sites: more than it keeps (it reads which methods do keep), never less.
+_MAY_KEEP_ROWS = f"""NOT alternative AND (regexp_matches(callee_text, '{KEEPS_IN_SELF}')
+           OR kind = 'call' AND len(arguments) > 0 AND contains(callee_text, '.')
+              AND split_part(callee_text, '.', -1) IN ({MAY_KEEP_SQL}))"""
+# An update's rows of every file but the changed ones (_gone); the changed ones' as they were, all.
+KEEPING_ROWS_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
+    WHERE file_id NOT IN (SELECT file_id FROM _gone) AND {_MAY_KEEP_ROWS}"""
+KEPT_BEFORE_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
+    WHERE file_id IN (SELECT file_id FROM _gone) AND NOT alternative"""
+
+
+def keeping_sites(calls: pa.Table, modules: dict[int, str], defs: dict[str, str]) -> dict[str, list[tuple]]:
+    """The last name of a container (an attribute or a local) -> (container, method, arguments,
+    module, caller) of every call that keeps a value in it: a list's, set's or dict's (KEEPING;
+    `stack.stmtprocess.append(Filter())`), or a method of a project container class (one with
+    __iter__ or __getitem__) that keeps a value in its instance (`registry.register(Proc(),
+    "p", 20)`, a Registry whose register does `self._data[name] = item`): what Containers._elements
+    finds in the container besides the values it is given where it is made."""
+    if not calls.num_rows:
+        return {}
+    calls = calls.select(list(_KEEPING_COLUMNS))
+    keeping = dict(KEEPING)
+    stores = calls.filter(pc.match_substring_regex(calls.column("callee_text"), KEEPS_IN_SELF))
+    for method in set(stores.column("caller_qualname").to_pylist()):
+        klass, _, name = method.rpartition(".")
+        if defs.get(method) == "method" and defs.get(klass) == "class" and name not in keeping and \
+                (f"{klass}.__iter__" in defs or f"{klass}.__getitem__" in defs):
+            keeping[name] = None  # every positional argument
+    named = "|".join(re.escape(name) for name in sorted(keeping))
+    calls = calls.filter(pc.and_(pc.equal(calls.column("kind"), "call"), pc.match_substring_regex(
+        calls.column("callee_text"), rf"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*\.({named})$")))
+    out: dict[str, list[tuple]] = defaultdict(list)
+    same: dict[str, str] = {}
+    for file_id, text, caller, arguments in zip(*column_lists(calls, ("file_id", "callee_text", "caller_qualname",
+                                                                       "arguments"))):
+        container, _, method = text.rpartition(".")
+        if arguments:
+            out[container.rpartition(".")[2]].append((container, method, tuple(arguments), modules[file_id],
+                                                      same.setdefault(caller, caller)))
+    return dict(out)
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
                     flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
@@ -262,6 +315,8 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
     resolver.receivers = receivers_used(calls, refs)
+    if resolver.kept is None:  # an update gives every file's (incremental.py)
+        resolver.kept = keeping_sites(calls, modules, resolver.defs)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
     work = _Answers(resolver, refs, calls, modules, flow_sites, emit)
     if emit is not None:

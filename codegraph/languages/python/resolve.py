@@ -126,6 +126,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
         # (caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
         self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
+        # a container's last name -> the calls keeping values in it (resolution.keeping_sites); None: not read yet
+        self.kept: dict[str, list[tuple]] | None = None
+        self._kept: dict[tuple, list[tuple[str, str, str]]] = {}  # _kept_in
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
@@ -684,13 +687,16 @@ class Resolver(Dispatch, Containers, Values, Flows):
         if value[-1:] == "]" and (unpacked := self._unpacked(value, rest, module, scope)) is not None:
             return unpacked
         if value.startswith(_ELEMENT_OF):
-            held = self._elements(value[1:], module, scope)
-            if not held and rest:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
-                holder = self._element_type(value[1:], module, scope) or self._literal_type(value[1:], module, scope)
-                found = self._member_chain(holder, rest.split(".")) if holder else None
+            holder = self._element_type(value[1:], module, scope) if rest else None
+            if holder is not None:  # for p in self.get_params(): p.f(), where get_params -> List[Parameter]
+                found = self._member_chain(holder, rest.split("."))
                 return [(found, "type")] if found else []
-            return _unique(t for element, in_module, where in held
-                           for t in self._value_targets(element, rest, in_module, where))
+            found = [t for element, in_module, where in self._elements(value[1:], module, scope)
+                     for t in self._value_targets(element, rest, in_module, where)]
+            if rest:  # and what the elements written as calls make (`[Arg(), Opt()]`, `.append(Arg())`)
+                members = (self._member_chain(k, rest.split(".")) for k in self._literal_types(value[1:], module, scope))
+                found += [(f, "type") for f in members if f is not None]
+            return _unique(found)
         if not rest:
             if _DOTTED.match(value):
                 head, _, tail = value.partition(".")

@@ -294,6 +294,8 @@ class Values:
                     elif target is None:  # return SHELLS.get(name)
                         out += [(t, "callable") for t, _ in self._container_targets(text, module, function)]
                     continue
+                if _IDENTIFIER.match(text) and (held := self._type_of_name(text, module, function)) is not None:
+                    out.append((held, "instance"))  # procs = Registry(); ...; return procs
                 # fn = a / fn = b; return fn: each value (_value_targets reads every value of a bound name)
                 out += [(t, _kept(how, "callable")) for t, how in self._value_targets(text, "", module, function)]
             return _unique(out)
