@@ -286,6 +286,8 @@ TABLES: tuple[Table, ...] = (
               _c("col", "INTEGER", "0-based"),
               _c("text", "VARCHAR", "the name as written: \"self.size\", \"handler\"", True),
               _c("kind", "VARCHAR", "read | write | annotation", True),
+              _c("value", "VARCHAR", "for a write of the whole left side (`self.state = self.data_state`), the "
+                 "value assigned as written (cut as other values are); NULL otherwise"),
               _c("resolved_qualname", "VARCHAR", "the definition of this repository (or of the library layer) "
                  "it names", stage="resolve"),
               _c("resolution", "VARCHAR", "how it resolved, as calls.resolution; NULL for a name bound in the "

@@ -672,3 +672,74 @@ def test_what_calls_keep_in_a_container_follows_every_edit(tmp_path):
             return stack
         """)
     assert answers("f.process") == [] and answers("step.run") == []
+
+
+def test_what_methods_write_to_an_attribute_follows_every_edit(tmp_path):
+    """`self.state = self.next_state` in any method of the class's family, `self.state()` in
+    another: a subclass in another file that writes another state changes what the base's loop
+    runs, each update equal to a rebuild."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "tok.py").write_text(textwrap.dedent("""\
+        class Tokenizer:
+            def __init__(self):
+                self.state = self.data_state
+
+            def data_state(self):
+                self.state = self.tag_state
+                return True
+
+            def tag_state(self):
+                return False
+
+            def run(self):
+                while self.state():
+                    pass
+        """))
+    (repo / "sub.py").write_text(textwrap.dedent("""\
+        from tok import Tokenizer
+
+        class Sub(Tokenizer):
+            def tag_state(self):
+                self.state = self.end_state
+                return True
+
+            def end_state(self):
+                return False
+
+            def other_state(self):
+                return False
+
+            def again(self):
+                self.state = self.end_state
+                return self.state()
+        """))
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+
+    def answers():
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return sorted(r[0] for r in con.execute(
+                "SELECT resolved_callee FROM calls WHERE callee_text = 'self.state' AND resolved_callee IS NOT NULL"
+            ).fetchall())
+        finally:
+            con.close()
+
+    assert {"sub.Sub.end_state", "tok.Tokenizer.data_state", "tok.Tokenizer.tag_state", "sub.Sub.tag_state"} <= \
+        set(answers()) and "sub.Sub.other_state" not in answers()
+    (repo / "sub.py").write_text((repo / "sub.py").read_text().replace("self.state = self.end_state",
+                                                                       "self.state = self.other_state", 1))
+    updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update"
+    rebuilt = index_repository(repo, tmp_path / "rebuilt.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(db) == snapshot(rebuilt.db_path)
+    assert "sub.Sub.other_state" in answers() and "sub.Sub.end_state" in answers()  # again() still writes it
+    # the base's own write changes what the subclass's `self.state()` (its own attribute) runs
+    (repo / "tok.py").write_text((repo / "tok.py").read_text().replace("self.state = self.tag_state",
+                                                                       "self.state = self.data_state"))
+    updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update"
+    rebuilt = index_repository(repo, tmp_path / "rebuilt2.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(db) == snapshot(rebuilt.db_path)
+    assert "tok.Tokenizer.tag_state" not in answers()

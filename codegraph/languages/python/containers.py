@@ -109,6 +109,26 @@ class Containers:
             out += self._kept_in(target, None, depth, calls)
         return out
 
+    def _written(self, attribute: str) -> list[tuple[str, str, str]]:
+        """(value, module, scope) of each `self.<name> = value` in a method of the attribute's
+        class family (resolution.written_values): what the attribute may hold besides its first value."""
+        klass, _, name = attribute.rpartition(".")
+        if self.defs.get(klass) != "class":
+            return []
+        out = []
+        for value, module, scope in (self.written or {}).get(name, ()):
+            owner = scope.rpartition(".")[0]
+            if self.defs.get(scope) in _SELF_KINDS and self.defs.get(owner) == "class" and \
+                    (owner == klass or owner in self.mro(klass) or klass in self.mro(owner)):
+                out.append((value, module, scope))
+        return out
+
+    def _written_targets(self, attribute: str) -> list[tuple[str, str]]:
+        """`self.state = self.tag_state` in one method, `self.state()` in another: what each value
+        written to the attribute runs (a method, a function, an instance's __call__)."""
+        return [t for value, module, scope in self._written(attribute)
+                for t in self._value_targets(value, "", module, scope)]
+
     def _returned_elements(self, text: str, module: str, scope: str, depth: int,
                            calls: bool) -> list[tuple[str, str, str]]:
         """The elements of what a project function returns (`self.procs = build_procs(self)`, where

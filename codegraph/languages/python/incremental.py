@@ -18,9 +18,9 @@ from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA
 from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
-                         PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL,
+                         PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
                          build_resolver, call_sites, definition_rows, evidence_sql, keeping_sites, returns_of,
-                         scope_keys, stored_definitions, write_resolved)
+                         scope_keys, stored_definitions, write_resolved, written_values)
 
 
 _INTERFACE_SQL = """
@@ -32,13 +32,18 @@ _INTERFACE_SQL = """
     {says}
     UNION ALL SELECT 'says', qualname, metaclass, NULL FROM classes
         WHERE file_id IN (SELECT file_id FROM _gone) AND metaclass IS NOT NULL
+    UNION ALL SELECT 'says', regexp_replace(scope_qualname, '[.][^.]*$', '') || '.' || substr(text, 6) || ':writes',
+        string_agg(DISTINCT value, '\n' ORDER BY value), NULL
+        FROM refs WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'write' AND value IS NOT NULL
+            AND regexp_matches(text, '{written}')
+        GROUP BY 2
     UNION ALL SELECT 'says', scope_qualname || ':return',
         string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
                    ORDER BY line, kind, name, coalesce(value, '')), NULL
         FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
             SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
         GROUP BY scope_qualname
-""".format(definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where="file_id IN (SELECT file_id FROM _gone)"),
+""".format(written=WRITTEN_TEXT, definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where="file_id IN (SELECT file_id FROM _gone)"),
            says="\n".join(
     f"""UNION ALL SELECT 'says', qualname, {evidence_sql(t)}, NULL FROM {t}
         WHERE file_id IN (SELECT file_id FROM _gone) AND {evidence_sql(t)} IS NOT NULL
@@ -474,6 +479,12 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
             returning.add(scope)
     out |= {("says", f"{q}:return", "\n".join(f"{k} {n}={v}" for _line, k, n, v in sorted(bound[q])), None)
             for q in returning}
+    # What methods write to `self.<name>` (Containers._written), as _INTERFACE_SQL says it.
+    writes: dict[str, set[str]] = {}
+    for scope, text, kind, value in zip(*column_lists(tables["refs"], ("scope_qualname", "text", "kind", "value"))):
+        if kind == "write" and value is not None and re.match(WRITTEN_TEXT, text):
+            writes.setdefault(f"{scope.rpartition('.')[0]}.{text[5:]}:writes", set()).add(value)
+    out |= {("says", key, "\n".join(sorted(values)), None) for key, values in writes.items()}
     imports = tables["imports"]
     for module, scope, bound, target, imported in zip(*column_lists(
             imports, ("module", "scope_qualname", "bound_name", "target", "imported_module"))):
@@ -568,6 +579,10 @@ _CALLED_ON_SQL = """SELECT DISTINCT callee_text FROM calls WHERE NOT alternative
                     AND ends_with(callee_text, '.' || $method)"""
 
 
+_ATTRIBUTES_NAMED_SQL = """SELECT qualname FROM members WHERE list_contains($names, name)
+                            AND kind IN ('instance_attribute', 'class_attribute')"""
+
+
 def _kept_readers(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> list[int]:
     """The files that may read what the changed files keep in a container (Containers._kept_in),
     when that changed: whatever mentions the container's name, or the name of what holds a local
@@ -625,6 +640,11 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     kept = {i[1] for i in old_interface if i[0] == "def"} & {i[1] for i in new_interface if i[0] == "def"}
     retyped_defs = {q.partition(":")[0] for q in old_says.keys() | new_says.keys()
                     if q.partition(":")[0] in kept and old_says.get(q) != new_says.get(q)}
+    # what `self.<name> = v` writes in a class is what that attribute holds in its whole family
+    rewritten = sorted({q.partition(":")[0].rpartition(".")[2] for q in old_says.keys() | new_says.keys()
+                        if q.endswith(":writes") and old_says.get(q) != new_says.get(q)})
+    if rewritten:
+        retyped_defs |= {r[0] for r in con.execute(_ATTRIBUTES_NAMED_SQL, {"names": rewritten}).fetchall()}
     retyped = bool(retyped_defs)
     changed = {item for item in old_interface ^ new_interface if item[0] != "says"}
     # A class that came or went takes its bases along: no other file names it but by a name that
@@ -720,6 +740,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     kept = con.execute(KEEPING_ROWS_SQL, {"keeping": sorted(KEEPING)}).to_arrow_table()
     resolver.kept = keeping_sites(pa.concat_tables([kept, fresh["calls"].select(kept.column_names).cast(kept.schema)]),
                                   modules, resolver.defs)
+    written = con.execute(WRITTEN_ROWS_SQL).to_arrow_table()
+    resolver.written = written_values(pa.concat_tables([written, fresh["refs"].select(written.column_names)
+                                                        .cast(written.schema)]), modules)
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     resolver.learn_scopes(*scope_keys({name: concat(name, [fetch(name, where), fresh[name]])

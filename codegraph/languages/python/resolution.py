@@ -242,6 +242,11 @@ def _file_uses(tables: tuple[pa.Table, pa.Table], parts: list[tuple[int, int, in
 
 # A method that keeps a value in its instance: `self._data[name] = item`, `self._items.append(item)`
 KEEPS_IN_SELF = r"^self\.[A-Za-z_][A-Za-z_0-9]*\.(__setitem__|append|add|appendleft|insert|setdefault)$"
+WRITTEN_TEXT = r"^self\.[A-Za-z_][A-Za-z_0-9]*$"  # a write written_values reads
+# An update's writes of every file but the changed ones (_gone), for written_values
+WRITTEN_ROWS_SQL = f"""SELECT file_id, scope_qualname, text, kind, value FROM refs
+    WHERE file_id NOT IN (SELECT file_id FROM _gone) AND kind = 'write' AND value IS NOT NULL
+      AND regexp_matches(text, '{WRITTEN_TEXT}')"""
 _KEEPING_COLUMNS = ("file_id", "callee_text", "caller_qualname", "kind", "arguments")
 # The names of methods that may keep a value (keeping_sites): KEEPING's, and those of the
 # project's container classes (with __iter__ or __getitem__)
@@ -292,6 +297,23 @@ def keeping_sites(calls: pa.Table, modules: dict[int, str], defs: dict[str, str]
     return dict(out)
 
 
+def written_values(refs: pa.Table, modules: dict[int, str]) -> dict[str, list[tuple[str, str, str]]]:
+    """An attribute's name -> (value, module, scope) of every `self.<name> = value` in a function
+    (the attribute's values besides the first, which its member row keeps: `self.state =
+    self.tag_state` in one method, `self.data_state` in another; Containers._written), in the
+    order of their text, so that a full build and an update read them alike."""
+    if not refs.num_rows:
+        return {}
+    refs = refs.select(["file_id", "scope_qualname", "text", "kind", "value"])
+    refs = refs.filter(pc.and_(pc.equal(refs.column("kind"), "write"),
+                               pc.and_(pc.is_valid(refs.column("value")),
+                                       pc.match_substring_regex(refs.column("text"), WRITTEN_TEXT))))
+    out: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for file_id, scope, text, value in zip(*column_lists(refs, ("file_id", "scope_qualname", "text", "value"))):
+        out[text[5:]].append((value, modules[file_id], scope))
+    return {name: sorted(set(values)) for name, values in out.items()}
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
                     flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
@@ -317,6 +339,8 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     resolver.receivers = receivers_used(calls, refs)
     if resolver.kept is None:  # an update gives every file's (incremental.py)
         resolver.kept = keeping_sites(calls, modules, resolver.defs)
+    if resolver.written is None:
+        resolver.written = written_values(refs, modules)
     parts = jobs if jobs > 1 and calls.num_rows >= FORK_AT and forked.can_fork() else 1
     work = _Answers(resolver, refs, calls, modules, flow_sites, emit)
     if emit is not None:

@@ -129,6 +129,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
         # a container's last name -> the calls keeping values in it (resolution.keeping_sites); None: not read yet
         self.kept: dict[str, list[tuple]] | None = None
         self._kept: dict[tuple, list[tuple[str, str, str]]] = {}  # _kept_in
+        # an attribute's name -> its values written by `self.<name> = v` (resolution.written_values); None: not read yet
+        self.written: dict[str, list[tuple[str, str, str]]] | None = None
         self._overrides: dict[tuple[str, str], list[str]] = {}
         self._members: dict[tuple[str, str, bool], str | None] = {}
         self._below: dict[str, list[str]] = {}
@@ -770,7 +772,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
         if first[1] == "wrapper":  # the name the code calls, a row of its own that is not a call edge
             found.append((self._resolve_call(text, module, caller)[0], "decorated"))
         if first[1] == "self" and self.defs.get(first[0]) == "instance_attribute":
-            found += self._stored_targets(first[0])
+            found += self._stored_targets(first[0]) + self._written_targets(first[0])
         if text in _PROPERTY_GET and self.defs.get(caller) == "method":
             found += self._getters(caller.rpartition(".")[0])
         if self.defs.get(first[0]) == "property":  # self.validate_all(x): the getter, then what it gives's __call__

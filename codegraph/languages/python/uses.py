@@ -217,6 +217,16 @@ class Uses:
         # of a builtin literal's (`"(" + expr`); of a name, its own method would run first
         return (f"__r{name}__",) if left is not None and left.type in self._LITERALS else ()
 
+    def _assigned(self, node: Node) -> str | None:
+        """What `node = value` assigns, as stored (`a.x = b = v`: v); None for `a.x += 1` and unpacking."""
+        parent = node.parent
+        if parent is None or parent.type != "assignment" or parent.child_by_field_name("left") != node:
+            return None
+        right = parent.child_by_field_name("right")
+        while right is not None and right.type == "assignment":
+            right = right.child_by_field_name("right")
+        return _shorten(self.flat(right)) if right is not None else None
+
     def collect_refs(self, captures: dict, module_scope: Scope, intervals: list[Scope]) -> None:
         """Uses of names that are not calls: every dotted prefix of an attribute chain read or
         written (`a.b.c` reads `a.b`), a bare name used as a value, a name in an annotation."""
@@ -241,4 +251,4 @@ class Uses:
                 continue  # `f(x).y`, `a[0].b`: not a name
             sp = node.start_point
             out.append(RefRow(file_id=file_id, scope_qualname=scope.qualname, line=sp[0] + 1, col=sp[1], text=text,
-                              kind=kinds[node.id]))
+                              kind=kinds[node.id], value=self._assigned(node) if kinds[node.id] == "write" else None))

@@ -54,6 +54,9 @@ class Values:
                 elif found is None and kind == "instance_attribute" and _callee_of(text) is not None:
                     self._need_scopes([f"{scope}.__init__"])  # self.inner = ensure(param): read in __init__
                     found = self._type_of_value(text, module, f"{scope}.__init__", _depth)
+                if found is None and kind == "instance_attribute":  # self.x = None here, self.x = X() there
+                    found = next((t for value, in_module, where in self._written(qualname)
+                                  if (t := self._type_of_value(value, in_module, where, _depth + 1)) is not None), None)
         self._types[qualname] = found
         return found
 
