@@ -11,6 +11,7 @@ from .expressions import (
 
 
 _ATTRIBUTES = frozenset({"class_attribute", "instance_attribute"})
+_NAME_OR_OWN = re.compile(r"(?:self\.)?[A-Za-z_][A-Za-z_0-9]*\Z")  # `handler`, `self.tag_state`
 _MAX_ELEMENTS = 32  # a registry's processors, a stack's filters: a few dozen at most
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=(?!=)")
 # What _literal_elements keeps of a literal, for a value as written: a name, or also a call
@@ -125,8 +126,10 @@ class Containers:
 
     def _written_targets(self, attribute: str) -> list[tuple[str, str]]:
         """`self.state = self.tag_state` in one method, `self.state()` in another: what each value
-        written to the attribute runs (a method, a function, an instance's __call__)."""
-        return [t for value, module, scope in self._written(attribute)
+        written to the attribute runs, when it is a name or a member of self (`self.state =
+        self._current.parent` would read another attribute's type, which may read this one's:
+        an answer that depended on which was asked first)."""
+        return [t for value, module, scope in self._written(attribute) if _NAME_OR_OWN.match(value)
                 for t in self._value_targets(value, "", module, scope)]
 
     def _returned_elements(self, text: str, module: str, scope: str, depth: int,

@@ -55,8 +55,10 @@ class Values:
                     self._need_scopes([f"{scope}.__init__"])  # self.inner = ensure(param): read in __init__
                     found = self._type_of_value(text, module, f"{scope}.__init__", _depth)
                 if found is None and kind == "instance_attribute":  # self.x = None here, self.x = X() there
-                    found = next((t for value, in_module, where in self._written(qualname)
-                                  if (t := self._type_of_value(value, in_module, where, _depth + 1)) is not None), None)
+                    found = next((k for value, in_module, where in self._written(qualname)
+                                  if (callee := _callee_of(value)) is not None and _DOTTED.match(callee)
+                                  and self.defs.get(k := self.resolve_call(callee, in_module, where)[0]) == "class"),
+                                 None)  # a class made there: no other attribute's type is read, so no cycle
         self._types[qualname] = found
         return found
 
