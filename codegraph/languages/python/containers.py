@@ -11,11 +11,9 @@ from .expressions import (
 
 
 _ATTRIBUTES = frozenset({"class_attribute", "instance_attribute"})
-_NAME_OR_OWN = re.compile(r"(?:self\.)?[A-Za-z_][A-Za-z_0-9]*\Z")  # `handler`, `self.tag_state`
 _MAX_ELEMENTS = 32  # a registry's processors, a stack's filters: a few dozen at most
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=(?!=)")
-# What _literal_elements keeps of a literal, for a value as written: a name, or also a call
-_NAMED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
+# What _literal_elements keeps of a literal, for a value as written: a name (_DOTTED), or also a call
 _CALLED_OR_NAMED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*(?:\Z|\()")
 _COPIED = re.compile(r"(?:tuple|list)\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 
@@ -110,28 +108,6 @@ class Containers:
             out += self._kept_in(target, None, depth, calls)
         return out
 
-    def _written(self, attribute: str) -> list[tuple[str, str, str]]:
-        """(value, module, scope) of each `self.<name> = value` in a method of the attribute's
-        class family (resolution.written_values): what the attribute may hold besides its first value."""
-        klass, _, name = attribute.rpartition(".")
-        if self.defs.get(klass) != "class":
-            return []
-        out = []
-        for value, module, scope in (self.written or {}).get(name, ()):
-            owner = scope.rpartition(".")[0]
-            if self.defs.get(scope) in _SELF_KINDS and self.defs.get(owner) == "class" and \
-                    (owner == klass or owner in self.mro(klass) or klass in self.mro(owner)):
-                out.append((value, module, scope))
-        return out
-
-    def _written_targets(self, attribute: str) -> list[tuple[str, str]]:
-        """`self.state = self.tag_state` in one method, `self.state()` in another: what each value
-        written to the attribute runs, when it is a name or a member of self (`self.state =
-        self._current.parent` would read another attribute's type, which may read this one's:
-        an answer that depended on which was asked first)."""
-        return [t for value, module, scope in self._written(attribute) if _NAME_OR_OWN.match(value)
-                for t in self._value_targets(value, "", module, scope)]
-
     def _returned_elements(self, text: str, module: str, scope: str, depth: int,
                            calls: bool) -> list[tuple[str, str, str]]:
         """The elements of what a project function returns (`self.procs = build_procs(self)`, where
@@ -204,7 +180,7 @@ class Containers:
             given = list(arguments[position:position + 1])
         if method == "extend":
             return [e for a in given for e in self._elements(a, module, caller, depth + 1, calls)]
-        allowed = _CALLED_OR_NAMED if calls else _NAMED
+        allowed = _CALLED_OR_NAMED if calls else _DOTTED
         return [(a, module, caller) for a in given if allowed.match(a)]
 
     def stored_star(self, attribute: str | None) -> tuple[str, int] | None:

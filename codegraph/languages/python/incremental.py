@@ -479,7 +479,7 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
             returning.add(scope)
     out |= {("says", f"{q}:return", "\n".join(f"{k} {n}={v}" for _line, k, n, v in sorted(bound[q])), None)
             for q in returning}
-    # What methods write to `self.<name>` (Containers._written), as _INTERFACE_SQL says it.
+    # What methods write to `self.<name>` (Values._written), as _INTERFACE_SQL says it.
     writes: dict[str, set[str]] = {}
     for scope, text, kind, value in zip(*column_lists(tables["refs"], ("scope_qualname", "text", "kind", "value"))):
         if kind == "write" and value is not None and re.match(WRITTEN_TEXT, text):

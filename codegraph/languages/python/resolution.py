@@ -300,7 +300,7 @@ def keeping_sites(calls: pa.Table, modules: dict[int, str], defs: dict[str, str]
 def written_values(refs: pa.Table, modules: dict[int, str]) -> dict[str, list[tuple[str, str, str]]]:
     """An attribute's name -> (value, module, scope) of every `self.<name> = value` in a function
     (the attribute's values besides the first, which its member row keeps: `self.state =
-    self.tag_state` in one method, `self.data_state` in another; Containers._written), in the
+    self.tag_state` in one method, `self.data_state` in another; Values._written), in the
     order of their text, so that a full build and an update read them alike."""
     if not refs.num_rows:
         return {}

@@ -22,6 +22,7 @@ def _kept(how: str, label: str) -> str:
 # `x.lower()`, `node.__name__.upper()`: a string expression and the case it is given
 _CASED_ANY = re.compile(r"(.+)\.(lower|upper)\(\)\Z")
 _IN_CAPITALS = re.compile(IN_CAPITALS)
+_NAME_OR_OWN = re.compile(r"(?:self\.)?[A-Za-z_][A-Za-z_0-9]*\Z")  # `handler`, `self.tag_state`
 
 
 class Values:
@@ -61,6 +62,28 @@ class Values:
                                  None)  # a class made there: no other attribute's type is read, so no cycle
         self._types[qualname] = found
         return found
+
+    def _written(self, attribute: str) -> list[tuple[str, str, str]]:
+        """(value, module, scope) of each `self.<name> = value` in a method of the attribute's
+        class family (resolution.written_values): what the attribute may hold besides its first value."""
+        klass, _, name = attribute.rpartition(".")
+        if self.defs.get(klass) != "class":
+            return []
+        out = []
+        for value, module, scope in (self.written or {}).get(name, ()):
+            owner = scope.rpartition(".")[0]
+            if self.defs.get(scope) in _SELF_KINDS and self.defs.get(owner) == "class" and \
+                    (owner == klass or owner in self.mro(klass) or klass in self.mro(owner)):
+                out.append((value, module, scope))
+        return out
+
+    def _written_targets(self, attribute: str) -> list[tuple[str, str]]:
+        """`self.state = self.tag_state` in one method, `self.state()` in another: what each value
+        written to the attribute runs, when it is a name or a member of self (`self.state =
+        self._current.parent` would read another attribute's type, which may read this one's:
+        an answer that depended on which was asked first)."""
+        return [t for value, module, scope in self._written(attribute) if _NAME_OR_OWN.match(value)
+                for t in self._value_targets(value, "", module, scope)]
 
     def _type_of_stored_parameter(self, klass: str, name: str, module: str) -> str | None:
         """`def __init__(self, param: Parameter): self.param = param`: the parameter's annotation."""
