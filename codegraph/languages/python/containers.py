@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 
 from .expressions import (
-    KEEPING, _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _MAX_FLOWS, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _callee_of,
-    _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _tuple_element, _unique)
+    KEEPING, _CALLABLE_KINDS, _DOTTED, _ELEMENT_OF, _GOT, _MAX_FLOWS, _SELF_KINDS, _SUBSCRIPTED, _UNPACKED, _call_arguments,
+    _callee_of, _first_type_argument, _function_scopes, _item_type_argument, _literal_elements, _pair_values,
+    _tuple_element, _unique)
 
 
 _ATTRIBUTES = frozenset({"class_attribute", "instance_attribute"})
+_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})  # made from pairs, they map to the second
 _MAX_ELEMENTS = 32  # a registry's processors, a stack's filters: a few dozen at most
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=(?!=)")
 # What _literal_elements keeps of a literal, for a value as written: a name (_DOTTED), or also a call
@@ -111,9 +113,14 @@ class Containers:
     def _returned_elements(self, text: str, module: str, scope: str, depth: int,
                            calls: bool) -> list[tuple[str, str, str]]:
         """The elements of what a project function returns (`self.procs = build_procs(self)`, where
-        build_procs fills a local and returns it)."""
+        build_procs fills a local and returns it); of a mapping made from a literal of pairs, its
+        values (`dict([("html", start_html)])`, and a project subclass of dict: a dispatch table)."""
         callee = _callee_of(text)
         function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
+        if function is not None and (function in _MAPPINGS or self.defs.get(function) == "class" and any(
+                base in _MAPPINGS for k in self.mro(function) for base, _ in self.resolved_bases(k))):
+            pairs = _pair_values(next(iter(_call_arguments(text)), ""), calls)
+            return [(e, module, scope) for e in pairs or ()]
         if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
             return []
         where = self.evidence.get(function, (None,))[0]

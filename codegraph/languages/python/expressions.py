@@ -286,6 +286,20 @@ def _literal_elements(text: str, calls: bool = False) -> list[str] | None:
     return [ast.unparse(e) for e in items if isinstance(e, kinds) or _names_by_getattr(e)]
 
 
+def _pair_values(text: str, calls: bool = False) -> list[str] | None:
+    """The second elements of a literal list or tuple of pairs (`[("html", start_html), ...]`: what
+    `dict(pairs)` maps to) that name something (and, with calls, that call something); None when
+    the text is no such literal."""
+    if not text or text[0] not in "([":
+        return None
+    node = _parsed(text)
+    if not isinstance(node, (ast.List, ast.Tuple)) or not all(
+            isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in node.elts):
+        return None
+    kinds = (ast.Name, ast.Attribute, ast.Call) if calls else (ast.Name, ast.Attribute)
+    return [ast.unparse(e.elts[1]) for e in node.elts if isinstance(e.elts[1], kinds)]
+
+
 def _names_by_getattr(node: ast.AST) -> bool:
     """`getattr(obj, "name")`: a call that names a function, as a name does."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"

@@ -1,0 +1,48 @@
+class Dispatcher(dict):
+    """A dispatch table: a dict made from (name, handler) pairs."""
+
+    def __init__(self, items=()):
+        dict.__init__(self, items)
+
+
+class Phase:
+    def process(self, token):
+        func = self.handlers[token]
+        return func(self, token)
+
+
+class InBody(Phase):
+    def start_html(self, token):
+        return "html"
+
+    def start_body(self, token):
+        return "body"
+
+    def unlisted(self, token):
+        return "never in the table"
+
+    handlers = Dispatcher([
+        ("html", start_html),
+        ("body", start_body),
+    ])
+
+
+def shout(text):
+    return text.upper()
+
+
+def whisper(text):
+    return text.lower()
+
+
+STYLES = dict([("loud", shout), ("soft", whisper)])
+
+
+def say(style, text):
+    return STYLES[style](text)
+
+
+def main():
+    InBody().process("html")
+    InBody().unlisted("x")
+    return say("loud", "hi")
