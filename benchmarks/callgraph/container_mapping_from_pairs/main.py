@@ -21,9 +21,12 @@ class InBody(Phase):
     def unlisted(self, token):
         return "never in the table"
 
+    # longer than a value is stored cut (240 characters): a dispatch table is kept whole
     handlers = Dispatcher([
         ("html", start_html),
-        ("body", start_body),
+        (("address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl",
+          "fieldset", "figcaption", "figure", "footer", "header", "hgroup", "main", "menu", "nav", "ol", "p",
+          "section", "summary", "ul"), start_body),
     ])
 
 

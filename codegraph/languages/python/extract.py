@@ -99,9 +99,18 @@ def _names_something(literal: Node) -> bool:
     for child in literal.named_children:
         if child.type == "pair":
             child = child.child_by_field_name("value")
+        elif child.type == "tuple" and child.named_child_count == 2:  # `[("html", start_html)]`: a dict's pairs
+            child = child.named_children[1]
         if child is not None and child.type in _NAMING_ELEMENTS:
             return True
     return False
+
+
+def _literal_given(node: Node) -> Node | None:
+    """The container literal a call is given first (`Dispatcher([("html", start_html), ...])`), if any."""
+    arguments = node.child_by_field_name("arguments") if node.type == "call" else None
+    first = arguments.named_children[0] if arguments is not None and arguments.named_child_count else None
+    return first if first is not None and first.type in _CONTAINER_LITERALS else None
 
 (ModuleRow, ClassRow, MemberRow, GlobalRow, NestedRow, ParameterRow, BindingRow, ImportRow, InheritanceRow) = (
     BY_NAME[t].row for t in ("modules", "classes", "members", "globals", "nested_functions", "parameters", "bindings",
@@ -184,12 +193,14 @@ class _Extractor(Uses):
 
     def value(self, node: Node | None) -> str | None:
         """An assigned or returned expression as stored: shortened, except a container literal
-        that names something, which is kept whole (up to _LITERAL_LIMIT): the entries of a
-        registry far down a long dict are what calls through it reach."""
+        that names something, or a call given one first (a dispatch table made from pairs), which
+        is kept whole (up to _LITERAL_LIMIT): the entries of a registry far down a long dict are
+        what calls through it reach."""
         text = self.flat(node)
         if text is None or len(text) <= _VALUE_LIMIT:
             return text
-        if node.type in _CONTAINER_LITERALS and len(text) <= _LITERAL_LIMIT and _names_something(node):
+        literal = node if node.type in _CONTAINER_LITERALS else _literal_given(node)
+        if literal is not None and len(text) <= _LITERAL_LIMIT and _names_something(literal):
             return text
         return text[:_VALUE_LIMIT] + "..."
 
