@@ -1,5 +1,6 @@
 """Re-indexing: only what changed is parsed, deletions are removed, crashes lose nothing."""
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,17 @@ import pytest
 
 from codegraph.indexer import index_repository
 from conftest import snapshot
+
+
+def _callees(db, text):
+    """What the calls written `text` resolve to, sorted (unresolved rows left out)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return sorted(r[0] for r in con.execute(
+            "SELECT resolved_callee FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
+            [text]).fetchall())
+    finally:
+        con.close()
 
 
 def test_noop_reindex_parses_nothing(mini_repo):
@@ -551,14 +563,7 @@ def test_property_objects_property_overrides_and_guesses_by_use_follow_every_edi
     db = tmp_path / "graph.duckdb"
     index_repository(repo, db, jobs=1, libraries=False, embed=False)
 
-    def answers(text):
-        con = duckdb.connect(str(db), read_only=True)
-        try:
-            return sorted(r[0] for r in con.execute(
-                "SELECT resolved_callee FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
-                [text]).fetchall())
-        finally:
-            con.close()
+    answers = functools.partial(_callees, db)
 
     def step(name, path, text):
         (repo / path).unlink() if text is None else (repo / path).write_text(text)
@@ -638,14 +643,7 @@ def test_what_calls_keep_in_a_container_follows_every_edit(tmp_path):
     db = tmp_path / "graph.duckdb"
     index_repository(repo, db, jobs=1, libraries=False, embed=False)
 
-    def answers(text):
-        con = duckdb.connect(str(db), read_only=True)
-        try:
-            return sorted(r[0] for r in con.execute(
-                "SELECT resolved_callee FROM calls WHERE callee_text = ? AND resolved_callee IS NOT NULL",
-                [text]).fetchall())
-        finally:
-            con.close()
+    answers = functools.partial(_callees, db)
 
     def step(name, text):
         (repo / "build.py").write_text(textwrap.dedent(text))
@@ -717,14 +715,7 @@ def test_what_methods_write_to_an_attribute_follows_every_edit(tmp_path):
     db = tmp_path / "graph.duckdb"
     index_repository(repo, db, jobs=1, libraries=False, embed=False)
 
-    def answers():
-        con = duckdb.connect(str(db), read_only=True)
-        try:
-            return sorted(r[0] for r in con.execute(
-                "SELECT resolved_callee FROM calls WHERE callee_text = 'self.state' AND resolved_callee IS NOT NULL"
-            ).fetchall())
-        finally:
-            con.close()
+    answers = functools.partial(_callees, db, "self.state")
 
     assert {"sub.Sub.end_state", "tok.Tokenizer.data_state", "tok.Tokenizer.tag_state", "sub.Sub.tag_state"} <= \
         set(answers()) and "sub.Sub.other_state" not in answers()

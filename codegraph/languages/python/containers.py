@@ -31,13 +31,10 @@ class Containers:
         callee = _callee_of(match.group(1)) if match else None
         if callee is None:
             return None
-        function, _ = self.resolve_call(callee, module, scope)
-        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+        called = self._project_function(self.resolve_call(callee, module, scope)[0])
+        if called is None:
             return []
-        where = self.evidence.get(function, (None,))[0]
-        if where is None:
-            return []
-        self._need_scopes(_function_scopes(function))
+        function, where = called
         index = int(match.group(2))
         out: list[tuple[str, str]] = []
         self._busy.add(function)
@@ -56,6 +53,22 @@ class Containers:
         finally:
             self._busy.discard(function)
         return _unique(out)
+
+    def _project_function(self, function: str | None) -> tuple[str, str] | None:
+        """(function, its module) for a function of the graph whose returns may be read now (not
+        one being read), its local names learned; None otherwise."""
+        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+            return None
+        where = self.evidence.get(function, (None,))[0]
+        if where is None:
+            return None
+        self._need_scopes(_function_scopes(function))
+        return function, where
+
+    def _is_mapping(self, klass: str) -> bool:
+        """dict, OrderedDict, or a class of the graph deriving from one."""
+        return klass in _MAPPINGS or self.defs.get(klass) == "class" and any(
+            base in _MAPPINGS for k in self.mro(klass) for base, _ in self.resolved_bases(k))
 
     def _elements(self, text: str, module: str, scope: str, depth: int = 0, calls: bool = False
                   ) -> list[tuple[str, str, str]]:
@@ -117,16 +130,13 @@ class Containers:
         values (`dict([("html", start_html)])`, and a project subclass of dict: a dispatch table)."""
         callee = _callee_of(text)
         function = self.resolve_call(callee, module, scope)[0] if callee is not None else None
-        if function is not None and (function in _MAPPINGS or self.defs.get(function) == "class" and any(
-                base in _MAPPINGS for k in self.mro(function) for base, _ in self.resolved_bases(k))):
+        if function is not None and self._is_mapping(function):
             pairs = _pair_values(next(iter(_call_arguments(text)), ""), calls)
             return [(e, module, scope) for e in pairs or ()]
-        if function is None or function in self._busy or self.defs.get(function) not in _CALLABLE_KINDS:
+        called = self._project_function(function)
+        if called is None:
             return []
-        where = self.evidence.get(function, (None,))[0]
-        if where is None:
-            return []
-        self._need_scopes(_function_scopes(function))
+        function, where = called
         self._busy.add(function)
         try:
             return [e for returned in self.returns.get(function, ()) if _DOTTED.match(returned)

@@ -617,10 +617,11 @@ def _kept_readers(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) ->
                 names.add(caller.rpartition(".")[2])
     if not names:
         return []
-    words = {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
-    names |= {r[0] for r in con.execute(_HOLDING_SQL, words).fetchall()}
-    words = {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
-    return [r[0] for r in con.execute(_SAYING_SQL, words).fetchall()]
+    def words(names: set[str]) -> dict[str, str]:
+        return {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
+
+    names |= {r[0] for r in con.execute(_HOLDING_SQL, words(names)).fetchall()}
+    return [r[0] for r in con.execute(_SAYING_SQL, words(names)).fetchall()]
 
 
 def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Plan:
