@@ -144,6 +144,8 @@ def stats(db_path, as_json_):
     for key, value in info["meta"].items():
         if key == "embedding_idf":  # the model's weights: data, not something to read
             value = f"({len(json.loads(value))} IDF weights; --json shows them)"
+        elif key == "library_imports":  # hundreds of names: how many, not which
+            value = f"{len(json.loads(value))} imported names (--json lists them)"
         echo(f"  {key}: {value}")
     width = max(len(t) for t in info["counts"])
     for table, count in info["counts"].items():
@@ -217,6 +219,8 @@ def context(task_path, target_file, symbol, description, signature, budget, keep
         echo(json.dumps(result.to_dict(), indent=2))
         return
     echo(result.text)
+    for note in result.notes:
+        echo(f"note: {note}", err=True)
     echo(f"\n({result.tokens} tokens of {budget}, {len(result.items)} definitions, {result.elapsed_ms:.0f} ms)",
                err=True)
 
@@ -412,6 +416,9 @@ def _lookup_tool(command: str, argument: str, function: str, help_text: str, wit
         con = _tool_con(db_path)
         try:
             rows = getattr(tools, function)(con, kwargs[argument], *extra)
+            if not rows and argument != "query" and not tools.is_defined(con, kwargs[argument]):
+                raise CodegraphError(f"nothing named {kwargs[argument]!r} in the graph: "
+                                     "try `codegraph search` or a dotted path (pkg.Class.method)")
         finally:
             con.close()
         _tool_output(rows)

@@ -57,7 +57,15 @@ def schema_markdown() -> str:
             out.append(f"| `{column.name}` | {kind} | {column.stage} | {meaning} |")
         out.append("")
     out += ["`filled by`: `extract` is the parser (per file), `resolve` the name resolution across the",
-            "repository, `index` the indexer's own bookkeeping.", "", "## Views", ""]
+            "repository, `index` the indexer's own bookkeeping.", "",
+            "## The library layer", "",
+            f"The standard library and the packages the repository imports are indexed beside it, in the "
+            f"`{schema.LIBRARY_SCHEMA}` schema:",
+            "the same tables with the same columns (" + ", ".join(f"`{name}`" for name in schema.LAYERED) + "),",
+            "so the tables above keep meaning \"the repository\". A view `all_<table>` reads both layers as one "
+            "(`all_classes`,",
+            "`all_members`, ...); the `layer` column of every row says which: `project`, `stdlib` "
+            "or `site`.", "", "## Views", ""]
     for match in _VIEW.finditer(macros):
         name = match.group(1)
         out += [f"### `{name}`", "", _leading_comment(macros, match.start()), "",

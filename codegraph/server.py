@@ -124,25 +124,26 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
 
     @tool
     def class_info(name: str) -> str:
-        """A class by simple or qualified name: bases, docstring, constructor, and every member
-        (inherited ones too) with kind and signature."""
+        """A class by simple name or any dotted path Python imports it by (httpx.Client, or
+        httpx._client.Client): bases, docstring, constructor, every member (inherited ones too)
+        with kind and signature, and the line that imports it by its public path."""
         return tools().class_info(name)
 
     @tool
     def signature(name: str) -> str:
-        """Signature, parameters and docstring of a function, method or class, by qualified or
-        simple name."""
+        """Signature, parameters and docstring of a function, method or class, by simple name or
+        any dotted path to it (httpx.get, json.JSONDecoder.decode), with its public import line."""
         return tools().signature(name)
 
     @tool
     def members(class_name: str) -> str:
-        """The members of a class by qualified name (json.decoder.JSONDecoder), inherited ones
-        included, in method resolution order."""
+        """The members of a class by simple name or any dotted path to it (json.JSONDecoder),
+        inherited ones included, in method resolution order."""
         return tools().members(class_name)
 
     @tool
     def body(qualname: str) -> str:
-        """The source of a function or method, by qualified name."""
+        """The source of a function or method, by qualified name or any dotted path to it."""
         return tools().body(qualname)
 
     @tool
@@ -158,12 +159,14 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
 
     @tool
     def callers(qualname: str) -> str:
-        """Where a function, method or class is called (file, line, and how the call was resolved)."""
+        """Where a function, method or class (by qualified name or any dotted path to it) is called:
+        file, line, and how the call was resolved."""
         return tools().callers(qualname)
 
     @tool
     def callees(qualname: str) -> str:
-        """What a function or method calls, each call with what it resolved to."""
+        """What a function or method (by qualified name or any dotted path to it) calls, each call
+        with what it resolved to."""
         return tools().callees(qualname)
 
     @tool

@@ -346,7 +346,7 @@ class Tools:
         found = self._with(lambda con: task_context(self.graph.db_path, description, file, symbol,
                                                     signature=signature or None,
                                                     budget_tokens=max(100, min(budget_tokens, 8000)), con=con))
-        return found.text or "(nothing found)"
+        return "".join(f"# note: {note}\n" for note in found.notes) + (found.text or "(nothing found)")
 
     def diagnose(self, path: str, first_line: int, last_line: int) -> str:
         graph = self.graph
@@ -370,9 +370,9 @@ class Tools:
 
     def members(self, class_name: str) -> str:
         return self._found(lambda con: _rows(con, """
-            SELECT name, kind, signature, defined_in, qualname FROM members_of($c) WHERE class = $c
-            ORDER BY mro_position, name""", {"c": class_name}),
-                           f"no class {class_name!r} in the graph (qualified name, e.g. pkg.mod.Class)")
+            SELECT class, name, kind, signature, defined_in, qualname FROM members_of($c)
+            ORDER BY class, mro_position, name""", {"c": class_name}),
+                           f"no class {class_name!r} in the graph: try `search`, or a dotted path (pkg.Class)")
 
     def body(self, qualname: str) -> str:
         return self._found(lambda con: get_method_body(con, qualname), f"no function {qualname!r} in the graph")

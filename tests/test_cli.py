@@ -221,3 +221,36 @@ def test_tool_commands_close_their_connection(runner, mini_db):
     assert result.exit_code == 0 and "apply_discount" in result.output
     con = duckdb.connect(str(mini_db))  # read-write in this process: refused while a read-only one is open
     con.close()
+
+
+# -- issue 29: the small ones ------------------------------------------------------------------
+
+def test_a_lookup_of_nothing_says_so(runner, mini_db):
+    for command in ("body", "signature", "class-info", "related"):
+        result = runner.invoke(main, ["tool", command, "no.such.func", "--db", str(mini_db)])
+        assert result.exit_code == 1 and "nothing named 'no.such.func'" in result.output, (command, result.output)
+    found = runner.invoke(main, ["tool", "body", "shop.pricing.apply_discount", "--db", str(mini_db)])
+    assert found.exit_code == 0 and json.loads(found.output)[0]["qualname"] == "shop.pricing.apply_discount"
+
+
+def test_a_search_without_words_is_refused(runner, mini_db):
+    for query in ("", "  ", "?!"):
+        result = runner.invoke(main, ["search", query, "--db", str(mini_db)])
+        assert result.exit_code == 1 and "no words to search for" in result.output, (query, result.output)
+
+
+def test_stats_counts_the_library_imports_instead_of_listing_them(runner, mini_repo):
+    runner.invoke(main, ["index", str(mini_repo), "-q", "--no-embed"])
+    result = runner.invoke(main, ["stats", "--db", str(mini_repo / ".codegraph" / "graph.duckdb")])
+    line = next(line for line in result.output.splitlines() if "library_imports" in line)
+    assert line.strip().endswith("imported names (--json lists them)") and "[" not in line
+
+
+def test_context_says_what_the_task_names_and_the_graph_does_not_hold(runner, mini_db):
+    args = ["context", "--db", str(mini_db), "--file", "src/shop/models.py", "--description", "add an item"]
+    typo = runner.invoke(main, [*args, "--symbol", "Crat.add_item"])
+    assert typo.exit_code == 0
+    assert "note: no class Crat in src/shop/models.py" in typo.output
+    assert "note: Crat.add_item is not defined in src/shop/models.py yet" in typo.output
+    known = runner.invoke(main, [*args, "--symbol", "Cart.add"])
+    assert known.exit_code == 0 and "note:" not in known.output

@@ -106,5 +106,5 @@ def test_macros(mini_con):
     defs = rows(mini_con, "SELECT qualname FROM definitions_named('Item')")
     assert defs == [("shop.models.Item",)]
     lines = [r[0] for r in rows(mini_con, "SELECT import_line FROM import_candidates('Item')")]
-    assert lines[0] == "from shop.models import Item"
-    assert "from shop import Item" in lines
+    assert lines[0] == "from shop import Item"  # the package's public path before the module that defines it
+    assert "from shop.models import Item" in lines

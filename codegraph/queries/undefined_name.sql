@@ -11,19 +11,22 @@ WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `
     FROM all_symbols
     WHERE kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
       AND (layer = 'project' OR NOT (starts_with(module, '_') OR contains(module, '._')))
+), spelled AS (  -- the way to import each definition the name can mean: its public path first
+    SELECT qualname, import_line, via, rank FROM import_candidates($name) WHERE choice = 1
 ), imported AS (
     SELECT DISTINCT bound_name, resolved_qualname AS module FROM imports
     WHERE module = $module AND scope_qualname = $module AND NOT is_star AND resolution = 'module'
 )
 SELECT * FROM (
-    SELECT qualname, kind, name, signature, docstring, path, start_line,
-           CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END AS import_line,
-           1.0 + 0.01 * (module = $module)::INT - 0.005 * (layer <> 'project')::INT
-               + 0.008 * (module IN (SELECT imported_module FROM imports WHERE module = $module))::INT
-               + 0.001 * len(list_filter(string_split(module, '.'), x -> list_contains(string_split($module, '.'), x)))
-               - 0.0001 * length(module) AS score,
+    SELECT t.qualname, t.kind, t.name, t.signature, t.docstring, t.path, t.start_line,
+           CASE WHEN t.module = $module THEN NULL ELSE coalesce(s.import_line, 'from ' || t.module || ' import ' || t.name)
+           END AS import_line,
+           1.0 + 0.01 * (t.module = $module)::INT - 0.005 * (t.layer <> 'project')::INT
+               + 0.008 * (t.module IN (SELECT imported_module FROM imports WHERE module = $module))::INT
+               + 0.001 * len(list_filter(string_split(t.module, '.'), x -> list_contains(string_split($module, '.'), x)))
+               - 0.0001 * length(t.module) AS score,
            'exact' AS match
-    FROM top WHERE name = $name
+    FROM top t LEFT JOIN spelled s USING (qualname) WHERE t.name = $name
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'self.' || name || '  (a member of ' || class || ')', 1.005, 'exact'
@@ -34,15 +37,13 @@ SELECT * FROM (
            imported.bound_name || '.' || t.name || '  (' || imported.bound_name || ' is already imported)', 0.99, 'exact'
     FROM top t JOIN imported ON t.module = imported.module WHERE t.name = $name
     UNION ALL
-    SELECT coalesce(resolved_qualname, target), 'import', bound_name, NULL, NULL, path, line,
-           'from ' || module || ' import ' || bound_name, 0.98, 'exact'
-    FROM imports
-    WHERE bound_name = $name AND scope_qualname = module AND NOT is_star AND resolved_qualname IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM top WHERE top.name = $name)
+    SELECT s.qualname, 'import', $name, NULL, NULL, d.path, d.start_line, s.import_line, 0.98, 'exact'
+    FROM spelled s JOIN all_symbols d USING (qualname)
+    WHERE s.via = 're-export' AND NOT EXISTS (SELECT 1 FROM top WHERE top.name = $name)
     UNION ALL
-    SELECT qualname, 'module', name, NULL, docstring, path, 1, 'import ' || qualname,
-           0.97 - 0.005 * (layer <> 'project')::INT, 'exact'
-    FROM all_modules WHERE name = $name
+    SELECT m.qualname, 'module', m.name, NULL, m.docstring, m.path, 1, s.import_line,
+           0.97 - 0.005 * (m.layer <> 'project')::INT - 0.001 * s.rank, 'exact'
+    FROM all_modules m JOIN spelled s USING (qualname) WHERE m.name = $name
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            CASE WHEN module = $module THEN NULL ELSE 'from ' || module || ' import ' || name END,

@@ -64,6 +64,7 @@ class TaskContext:
     tokens: int
     items: list[Item]
     elapsed_ms: float
+    notes: list[str] = field(default_factory=list)  # what the graph does not hold that the task named
 
     def qualnames(self) -> set[str]:
         return {i.qualname for i in self.items}
@@ -71,7 +72,7 @@ class TaskContext:
     def to_dict(self) -> dict:
         return {"target": self.target, "tokens": self.tokens, "elapsed_ms": round(self.elapsed_ms, 1),
                 "items": [{"qualname": i.qualname, "kind": i.kind, "reasons": i.reasons, "score": round(i.score, 3)}
-                          for i in self.items], "text": self.text}
+                          for i in self.items], "notes": self.notes, "text": self.text}
 
 
 def _compact(kind: str, name: str, signature: str | None, annotation: str | None = None) -> str:
@@ -279,6 +280,7 @@ class TaskContextBuilder:
             if exclude_target else set()
         hidden = target if exclude_target else "\x00"  # whose calls are not to be seen
         line = self.con.execute("SELECT start_line FROM symbols WHERE qualname = $t", {"t": target}).fetchone()
+        notes = self._notes(target_file, module, target, owner, line is not None)
         sections: list[Section] = []
         if owner and owner != target:
             sections.append(self.class_section(owner, target))
@@ -311,7 +313,20 @@ class TaskContextBuilder:
                     seen.doc = seen.doc or item.doc
                     seen.import_line = seen.import_line or item.import_line
         text, kept = _render([s.title for s in sections], list(candidates.values()), budget_tokens)
-        return TaskContext(target, text, estimate_tokens(text), kept, (time.perf_counter() - started) * 1000)
+        return TaskContext(target, text, estimate_tokens(text), kept, (time.perf_counter() - started) * 1000, notes)
+
+    def _notes(self, target_file: str, module: str, target: str, owner: str | None, exists: bool) -> list[str]:
+        """What the task names that the graph does not hold: a misspelt symbol or class reads as
+        new code otherwise, and gets ordinary context without a word."""
+        notes = []
+        if owner and owner != target and self.con.execute(
+                "SELECT 1 FROM classes WHERE qualname = $o", {"o": owner}).fetchone() is None:
+            notes.append(f"no class {owner.rpartition('.')[2]} in {target_file}: its members are not in this "
+                         "context (a class still to be written, or a misspelt name?)")
+        if not exists:
+            notes.append(f"{target.removeprefix(module + '.')} is not defined in {target_file} yet: the context "
+                         "is for new code")
+        return notes
 
 
 def _personalised_pagerank(edges: list[tuple[str, str, int]], seed: str, alpha: float = 0.85,

@@ -38,33 +38,53 @@ def undefined_names(path: str | Path, checker: Checker | None = None) -> list[st
     return names
 
 
+def _with_import_lines(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> list[dict]:
+    """Each row with the line that imports its definition by its public path (`from httpx import
+    Client` for httpx._client.Client.send), where there is one."""
+    for row in rows:
+        found = _dicts(con, "SELECT import_line FROM import_line_of($q) LIMIT 1", {"q": row["qualname"]})
+        row["import_line"] = found[0]["import_line"] if found else None
+    return rows
+
+
+def is_defined(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the graph holds a definition of that simple name, or one a dotted path leads to."""
+    return bool(_dicts(con, """SELECT 1 FROM all_symbols WHERE name = $n
+                               UNION ALL SELECT 1 FROM canonical($n) LIMIT 1""", {"n": name}))
+
+
 def get_class_info(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
-    """Each class of that (simple or qualified) name: bases, docstring, constructor, members."""
+    """Each class of the repository with that simple name, or the class a dotted path leads to
+    (`httpx.Client`, any layer): bases, docstring, constructor, members, and its import line."""
     out = []
-    for klass in _dicts(con, """SELECT qualname, bases, base_qualnames, docstring, path, start_line
-                                FROM classes WHERE qualname = $n OR name = $n ORDER BY qualname""", {"n": name}):
+    for klass in _dicts(con, """SELECT DISTINCT qualname, bases, base_qualnames, docstring, path, start_line FROM (
+                                    SELECT * FROM classes WHERE name = $n
+                                    UNION ALL
+                                    SELECT * FROM all_classes WHERE qualname IN (SELECT qualname FROM canonical($n)))
+                                ORDER BY qualname""", {"n": name}):
         members = _dicts(con, """SELECT name, kind, signature, defined_in, annotation
                                  FROM members_of($q) WHERE class = $q""", {"q": klass["qualname"]})
         init = next((m for m in members if m["name"] == "__init__"), None)
         out.append({**klass, "constructor": init["signature"] if init else "(self)", "members": members})
-    return out
+    return _with_import_lines(con, out)
 
 
 def get_signature(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
-    """By qualified name, or every definition with that simple name."""
+    """By qualified name or any dotted path to it, or every definition with that simple name."""
     rows = _dicts(con, "SELECT * FROM signature_of($n)", {"n": name})
-    if rows:
-        return rows
-    return _dicts(con, """SELECT s.kind, s.qualname, s.signature, s.docstring, s.path, s.start_line
-                          FROM symbols s WHERE s.name = $n AND s.kind <> 'module' ORDER BY s.qualname""",
-                  {"n": name})
+    if not rows:
+        rows = _dicts(con, """SELECT s.kind, s.qualname, s.signature, s.docstring, s.path, s.start_line
+                              FROM symbols s WHERE s.name = $n AND s.kind <> 'module' ORDER BY s.qualname""",
+                      {"n": name})
+    return _with_import_lines(con, rows)
 
 
-_BODY_SQL = DEFINITION.sql(("qualname", "path", "start_line", "end_line", "source"), where="qualname = $q",
-                           tables=FUNCTIONS)
+_BODY_SQL = DEFINITION.sql(("qualname", "path", "start_line", "end_line", "source"),
+                           where="qualname IN (SELECT qualname FROM canonical($q))", tables=FUNCTIONS)
 
 
 def get_method_body(con: duckdb.DuckDBPyConnection, qualname: str) -> list[dict]:
+    """The source of a function or method, by qualified name or any dotted path to it."""
     return _dicts(con, _BODY_SQL, {"q": qualname})
 
 

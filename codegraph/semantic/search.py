@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 
 from ..db import get_meta
+from ..errors import CodegraphError
 from .models import EmbeddingModel
 from .store import VectorCache, cached_search, check_model, exact_search, load_vectors, model_from_meta, vectors_path
 from .texts import tokens
@@ -100,10 +101,12 @@ def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: i
     """The k definitions that best answer `query`, best first, each with its score and why.
     Reads only (the int8 cache when current, else the table)."""
     if mode not in MODES:
-        raise ValueError(f"unknown search mode {mode!r}: choose {', '.join(MODES)}")
+        raise CodegraphError(f"unknown search mode {mode!r}: choose {', '.join(MODES)}")
+    terms = tokens(query)
+    if not terms and not re.search(r"\w", query):
+        raise CodegraphError("the question has no words to search for: ask in words, e.g. \"parse a url\"")
     weights = weights or Weights()
     meta = get_meta(con)
-    terms = tokens(query)
     lexical = bm25(con, terms) if mode in ("hybrid", "bm25") else {}
     vector: dict[int, float] = {}
     if mode in ("hybrid", "vector") and meta.get("embedding_model"):
