@@ -25,9 +25,9 @@ from pathlib import Path
 from codegraph.indexer import index_repository
 
 CALLS = {
-    "members": {"class_name": "logging.RootLogger"},
+    "members": {"name": "logging.RootLogger"},
     "signature": {"name": "shutil.copyfile"},
-    "callers": {"qualname": "json.decoder.JSONDecoder.raw_decode"},
+    "callers": {"name": "json.decoder.JSONDecoder.raw_decode"},
     "sql": {"query": "SELECT name, kind, defined_in FROM members_of('collections.OrderedDict') LIMIT 20"},
     "search": {"query": "parse a url into its components"},
 }

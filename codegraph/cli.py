@@ -14,6 +14,7 @@ from . import __version__, graphfile, query_worker
 from .environment import withhold_secrets
 from .errors import CodegraphError, system_refusal, terminal_safe
 from .formatting import as_csv, as_json, as_table, index_summary
+from .semantic import MODES
 
 
 def echo(message=None, nl: bool = True, err: bool = False) -> None:
@@ -116,16 +117,17 @@ def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_l
 @db_option
 @click.option("--json", "fmt", flag_value="json", help="Rows as JSON objects.")
 @click.option("--csv", "fmt", flag_value="csv", help="Rows as CSV.")
-@click.option("--max-rows", type=click.IntRange(1), default=10_000, show_default=True)
+@click.option("--limit", "--max-rows", "limit", type=click.IntRange(1), default=10_000, show_default=True,
+              help="At most this many rows.")
 @click.option("--timeout", type=click.FloatRange(0.1), default=30.0, show_default=True, help="Seconds.")
-def sql(query, db_path, fmt, max_rows, timeout):
+def sql(query, db_path, fmt, limit, timeout):
     """Run read-only SQL over the graph. QUERY may be - to read it from standard input."""
     if query == "-":
         query = sys.stdin.read()
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SELECT statement, e.g. "
                                "\"SELECT kind, count(*) FROM symbols GROUP BY kind\"")
-    result = query_worker.query_database(graphfile.find_db(db_path), query, max_rows=max_rows, timeout_s=timeout)
+    result = query_worker.query_database(graphfile.find_db(db_path), query, max_rows=limit, timeout_s=timeout)
     echo({"json": as_json, "csv": as_csv}.get(fmt, as_table)(result).rstrip("\n"))
 
 
@@ -154,13 +156,14 @@ def stats(db_path, as_json_):
 
 @main.command()
 @click.argument("query")
-@click.option("-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many results.")
+@click.option("--limit", "-k", "limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="How many results.")
 @db_option
-@click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector"]), default="hybrid", show_default=True,
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
               help="Words (BM25), meaning (the embedding), or both blended.")
 @click.option("--exact", is_flag=True, help="Scan the vectors in the table instead of the int8 cache (same answer, slower).")
 @click.option("--json", "as_json_", is_flag=True)
-def search(query, k, db_path, mode, exact, as_json_):
+def search(query, limit, db_path, mode, exact, as_json_):
     """Definitions that answer a plain-language question: BM25 and the embedding, blended, with
     public code before private helpers and tests unless the question asks for them."""
     from . import db
@@ -170,7 +173,7 @@ def search(query, k, db_path, mode, exact, as_json_):
     con = db.connect_readonly(path)
     try:
         db.check_schema(con, path)
-        hits = run(con, path, query, k, mode=mode, exact=exact)
+        hits = run(con, path, query, limit, mode=mode, exact=exact)
     finally:
         con.close()
     if as_json_:
@@ -380,7 +383,7 @@ def mcp(repo, db_path, no_libraries):
     """Serve REPO's graph to a coding agent over the Model Context Protocol (stdio).
 
     Tools: sql, schema, search, context, diagnose, class_info, signature, members, body,
-    imports_for, relevant, callers, callees, index_status. The graph is kept current: a file you
+    imports_for, callers, callees, index_status. The graph is kept current: a file you
     save is in the next answer. Needs the `mcp` extra: pip install 'codegraph-duckdb[mcp]'."""
     try:
         import mcp as _sdk  # noqa: F401
@@ -409,10 +412,10 @@ def _tool_con(db_path, start=None):
 def _lookup_tool(command: str, argument: str, function: str, help_text: str, with_k: bool = False) -> None:
     """A `codegraph tool` subcommand that runs one RRR tool on one argument."""
 
-    def run(db_path, k=None, **kwargs):
+    def run(db_path, limit=None, **kwargs):
         from .retrieval import tools
 
-        extra = (k,) if with_k else ()
+        extra = (limit,) if with_k else ()
         con = _tool_con(db_path)
         try:
             rows = getattr(tools, function)(con, kwargs[argument], *extra)
@@ -425,15 +428,16 @@ def _lookup_tool(command: str, argument: str, function: str, help_text: str, wit
 
     run = db_option(run)
     if with_k:
-        run = click.option("-k", type=click.IntRange(1, 100), default=10, show_default=True)(run)
+        run = click.option("--limit", "-k", "limit", type=click.IntRange(1, 100), default=10, show_default=True,
+                           help="How many results.")(run)
     tool.command(command, help=help_text)(click.argument(argument)(run))
 
 
 for _spec in (("class-info", "name", "get_class_info", "Members (inherited too), bases and constructor of a class."),
               ("signature", "name", "get_signature", "Signature and parameters, by qualified or simple name."),
-              ("body", "qualname", "get_method_body", "The source of a function or method."),
+              ("body", "name", "get_method_body", "The source of a function or method."),
               ("relevant", "query", "get_relevant_code", "Definitions that match a description.", True),
-              ("related", "qualname", "get_related_snippets", "Callers and callees of a definition.", True)):
+              ("related", "name", "get_related_snippets", "Callers and callees of a definition.", True)):
     _lookup_tool(*_spec)
 
 

@@ -80,3 +80,41 @@ def schema_markdown() -> str:
         out.append(f"| `{match.group(1)}({match.group(2)})` | {_leading_comment(macros, match.start())} |")
     con.close()
     return "\n".join(out).rstrip() + "\n"
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first full stop or colon outside parentheses."""
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char in ".:" and depth == 0 and (i + 1 == len(text) or text[i + 1].isspace()):
+            return text[:i]
+    return text
+
+
+def schema_summary() -> str:
+    """The schema in brief, for an agent about to write SQL: each table and view with its columns,
+    each macro with its arguments and what it returns, in a few thousand characters (the MCP
+    `schema` tool; `full` gives schema_markdown)."""
+    macros = schema.macros_sql()
+    con = duckdb.connect(":memory:")
+    con.execute(schema.ddl(DEFAULT_DIM))
+    out = ["Tables (the repository's code; all_<table> adds the standard library and imported packages, "
+           "column `layer`):"]
+    for table in schema.TABLES:
+        if table.name == "meta":
+            continue
+        out.append(f"- {table.name}({', '.join(c.name for c in table.columns if c.name != 'layer')}): "
+                   f"{_first_sentence(table.meaning)}")
+    out.append("Views:")
+    for match in _VIEW.finditer(macros):
+        name = match.group(1)
+        out.append(f"- {name}({', '.join(c for c, _ in _columns_of(con, name))}): "
+                   f"{_first_sentence(_leading_comment(macros, match.start()))}")
+    out.append("Macros (SELECT * FROM members_of('json.JSONDecoder')); a qualified name may be any dotted "
+               "path Python imports it by:")
+    for match in _MACRO.finditer(macros):
+        out.append(f"- {match.group(1)}({match.group(2)}): {_first_sentence(_leading_comment(macros, match.start()))}")
+    con.close()
+    out.append("The `schema` tool with full=true gives every column's meaning.")
+    return "\n".join(out) + "\n"

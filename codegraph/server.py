@@ -15,11 +15,21 @@ import os
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Annotated, Callable, Literal
+
+from pydantic import Field, ValidationError
 
 from . import __version__, graphfile
 from .errors import CodegraphError, one_line
+from .semantic import MODES
 
+# One name per concept, the CLI's: `name` for what is looked up (a simple name, or any dotted path
+# Python imports it by), `limit` for how many, `file` for a repository file, `budget` for tokens.
+# Every parameter is described; a closed set of values is an enum (pydantic comes with the SDK).
+SearchMode = Literal[MODES]
+Name = Annotated[str, Field(description="A simple name (Cart), a qualified name (shop.models.Cart) or any dotted "
+                                        "path Python imports it by (httpx.Client for httpx._client.Client)")]
+File = Annotated[str, Field(description="A file of the repository, relative to its root (shop/report.py)")]
 SERVER_INSTRUCTIONS = """A code graph of one Python repository in DuckDB: modules, classes, members (inherited ones
 through members_of), globals, parameters, imports, calls (resolved across files), inheritance, bindings, and
 embeddings. Start with `schema` to see the tables and macros, then ask `sql` (read-only) or the lookup tools.
@@ -66,7 +76,22 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("codegraph", version=__version__, instructions=SERVER_INSTRUCTIONS)
+    class Server(MCPServer):
+        """Arguments the schema refuses come back as one line naming each parameter, what it takes
+        and what it got, not pydantic's multi-line report with a link."""
+
+        async def call_tool(self, name, arguments, context=None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                said = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']} "
+                                 f"(got {e.get('input')!r})" for e in cause.errors())
+                raise ToolError(one_line(f"{name}: {said}")) from cause
+
+    server = Server("codegraph", version=__version__, instructions=SERVER_INSTRUCTIONS)
 
     def guarded(fn):
         """Every failure is one line to the client, with its reason and at most 400 characters
@@ -89,85 +114,93 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
         return fn
 
     @tool
-    def sql(query: str, max_rows: int = 100) -> str:
+    def sql(query: Annotated[str, Field(description="One read-only SELECT or WITH statement, e.g. SELECT * FROM "
+                                                    "members_of('shop.models.Cart')")],
+            limit: Annotated[int, Field(ge=1, le=200, description="At most this many rows")] = 100) -> str:
         """Run one read-only SELECT (or WITH) over the graph: no writes, no file or network access, a
-        10 s limit, at most max_rows rows (200 at most). The macros (members_of, callers_of, ...) work
-        here; see the `schema` tool. Rows come back as JSON lines, capped in tokens."""
-        return tools().sql(query, max_rows)
+        10 s limit. The macros (members_of, callers_of, ...) work here; see the `schema` tool. Rows
+        come back as JSON lines, capped in tokens."""
+        return tools().sql(query, limit)
 
     @tool
-    def schema() -> str:
-        """Every table with its columns and what they mean, the views, and the SQL macros with their
-        arguments: what you need to write correct SQL for the `sql` tool."""
-        return tools().schema()
+    def schema(full: Annotated[bool, Field(description="Every column's meaning too (about 25,000 characters) "
+                                                       "instead of the summary")] = False) -> str:
+        """The tables with their columns, the views, and the SQL macros with their arguments: what you
+        need to write correct SQL for the `sql` tool."""
+        return tools().schema(full)
 
     @tool
-    def search(query: str, k: int = 10, mode: str = "hybrid") -> str:
-        """Definitions that answer a plain question ("parse a url into its components"): BM25 over
-        names, docstrings and signatures blended with an embedding; public code before tests and
-        private helpers. mode: hybrid | bm25 | vector."""
-        return tools().search(query, k, mode)
+    def search(query: Annotated[str, Field(description="A plain question: \"parse a url into its components\"")],
+               limit: Annotated[int, Field(ge=1, le=50, description="How many definitions")] = 10,
+               mode: Annotated[SearchMode, Field(description="hybrid: words and meaning blended; bm25: words "
+                                                             "only; vector: the embedding only")] = "hybrid") -> str:
+        """Definitions that answer a plain question: BM25 over names, docstrings and signatures blended
+        with an embedding; public code before tests and private helpers."""
+        return tools().search(query, limit, mode)
 
     @tool
-    def context(description: str, file: str, symbol: str, signature: str = "", budget_tokens: int = 2000) -> str:
-        """What code about to be written at FILE (relative path) for SYMBOL (`func` or
-        `Class.method`) will most likely need: the enclosing class's members, the module's imports
-        and names, definitions that answer the description, graph neighbours; each line says why."""
-        return tools().context(description, file, symbol, signature, budget_tokens)
+    def context(description: Annotated[str, Field(description="What the code must do")],
+                file: Annotated[str, Field(description="The file the code goes into, relative to the repository "
+                                                       "(shop/report.py)")],
+                symbol: Annotated[str, Field(description="What is written: `func` or `Class.method`")],
+                signature: Annotated[str, Field(description="The signature if known: (self, key: str) -> bytes; "
+                                                            "empty if not")] = "",
+                budget: Annotated[int, Field(ge=100, le=8000, description="Token budget of the answer (a hard "
+                                                                          "cap)")] = 2000) -> str:
+        """What code about to be written at FILE for SYMBOL will most likely need: the enclosing class's
+        members, the module's imports and names, definitions that answer the description, graph
+        neighbours; each line says why."""
+        return tools().context(description, file, symbol, signature, budget)
 
     @tool
-    def diagnose(path: str, first_line: int = 0, last_line: int = 0) -> str:
+    def diagnose(file: File,
+                 first_line: Annotated[int, Field(ge=0, description="Keep messages from this line on (0: the "
+                                                                    "file's start)")] = 0,
+                 last_line: Annotated[int, Field(ge=0, description="Keep messages up to this line (0: the "
+                                                                   "file's end)")] = 0) -> str:
         """Lint a Python file of the repository (save your edit first) with pylint's error checkers,
-        keep the messages on lines first_line..last_line (0: the whole file), and answer each with
-        the project's real names, signatures and members (SQL over the graph)."""
-        return tools().diagnose(path, first_line, last_line)
+        keep the messages on lines first_line..last_line, and answer each with the project's real
+        names, signatures and members (SQL over the graph)."""
+        return tools().diagnose(file, first_line, last_line)
 
     @tool
-    def class_info(name: str) -> str:
-        """A class by simple name or any dotted path Python imports it by (httpx.Client, or
-        httpx._client.Client): bases, docstring, constructor, every member (inherited ones too)
-        with kind and signature, and the line that imports it by its public path."""
+    def class_info(name: Name) -> str:
+        """A class: bases, docstring, constructor, every member (inherited ones too) with kind and
+        signature, and the line that imports it by its public path."""
         return tools().class_info(name)
 
     @tool
-    def signature(name: str) -> str:
-        """Signature, parameters and docstring of a function, method or class, by simple name or
-        any dotted path to it (httpx.get, json.JSONDecoder.decode), with its public import line."""
+    def signature(name: Name) -> str:
+        """Signature, parameters and docstring of a function, method or class, with its public import
+        line."""
         return tools().signature(name)
 
     @tool
-    def members(class_name: str) -> str:
-        """The members of a class by simple name or any dotted path to it (json.JSONDecoder),
-        inherited ones included, in method resolution order."""
-        return tools().members(class_name)
+    def members(name: Name) -> str:
+        """The members of a class, inherited ones included, in method resolution order."""
+        return tools().members(name)
 
     @tool
-    def body(qualname: str) -> str:
-        """The source of a function or method, by qualified name or any dotted path to it."""
-        return tools().body(qualname)
+    def body(name: Name) -> str:
+        """The source of a function or method."""
+        return tools().body(name)
 
     @tool
-    def imports_for(name: str) -> str:
-        """How to import a name (a class, function or module), from the project, the standard
-        library or an installed package the project uses."""
+    def imports_for(name: Annotated[str, Field(description="The name to import: a class, function, variable or "
+                                                           "module (Timeout, os)")]) -> str:
+        """How to import a name, best first: the public path of the package that defines it, then its
+        own module, from the project, the standard library or an installed package."""
         return tools().imports_for(name)
 
     @tool
-    def relevant(query: str, limit: int = 10) -> str:
-        """Definitions whose names and docstrings match a description (lexical)."""
-        return tools().relevant(query, limit)
+    def callers(name: Name) -> str:
+        """Where a function, method or class is called: file, line, and how the call was resolved."""
+        return tools().callers(name)
 
     @tool
-    def callers(qualname: str) -> str:
-        """Where a function, method or class (by qualified name or any dotted path to it) is called:
-        file, line, and how the call was resolved."""
-        return tools().callers(qualname)
-
-    @tool
-    def callees(qualname: str) -> str:
-        """What a function or method (by qualified name or any dotted path to it) calls, each call
-        with what it resolved to."""
-        return tools().callees(qualname)
+    def callees(name: Name) -> str:
+        """What a function or method calls, each call with what it resolved to."""
+        return tools().callees(name)
 
     @tool
     def index_status() -> str:

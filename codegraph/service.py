@@ -29,14 +29,13 @@ from .indexer import index_repository
 from .llm import estimate_tokens
 from .retrieval.diagnose import diagnose as run_diagnose
 from .retrieval.task_context import task_context
-from .retrieval.tools import get_class_info, get_method_body, get_relevant_code, get_signature
-from .schema_doc import schema_markdown
+from .retrieval.tools import get_class_info, get_method_body, get_signature
+from .schema_doc import schema_markdown, schema_summary
 from .semantic.search import search as run_search
 
 T = TypeVar("T")
 MAX_TOKENS = 4000
 _SQL_ROWS = 200
-SEARCH_MODES = ("hybrid", "bm25", "vector")
 
 
 def _json(value: Any) -> str:
@@ -324,35 +323,33 @@ class Tools:
             raise CodegraphError(missing)
         return capped(rows)
 
-    def sql(self, query: str, max_rows: int) -> str:
+    def sql(self, query: str, limit: int) -> str:
         graph = self.graph
-        result = graph.answer(lambda: graph.query(query, max_rows=max(1, min(max_rows, _SQL_ROWS))))
+        result = graph.answer(lambda: graph.query(query, max_rows=max(1, min(limit, _SQL_ROWS))))
         text = capped([dict(zip(result.columns, r)) for r in result.rows])
         if result.truncated:
             text += "\n" + _json({"truncated": True, "by": result.stopped_by, "hint": "add LIMIT or filters"})
         return text
 
-    def schema(self) -> str:
-        return capped_text(schema_markdown(), 12000)
+    def schema(self, full: bool = False) -> str:
+        return capped_text(schema_markdown(), 12000) if full else schema_summary()
 
-    def search(self, query: str, k: int, mode: str) -> str:
-        if mode not in SEARCH_MODES:
-            raise CodegraphError(f"mode {mode!r} is not one of {', '.join(SEARCH_MODES)}")
-        hits = self._with(lambda con: run_search(con, self.graph.db_path, query, max(1, min(k, 50)), mode=mode))
+    def search(self, query: str, limit: int, mode: str) -> str:
+        hits = self._with(lambda con: run_search(con, self.graph.db_path, query, max(1, min(limit, 50)), mode=mode))
         return capped([{key: h[key] for key in ("qualname", "kind", "signature", "path", "start_line", "docstring",
                                                 "why")} for h in hits])
 
-    def context(self, description: str, file: str, symbol: str, signature: str, budget_tokens: int) -> str:
+    def context(self, description: str, file: str, symbol: str, signature: str, budget: int) -> str:
         found = self._with(lambda con: task_context(self.graph.db_path, description, file, symbol,
                                                     signature=signature or None,
-                                                    budget_tokens=max(100, min(budget_tokens, 8000)), con=con))
+                                                    budget_tokens=max(100, min(budget, 8000)), con=con))
         return "".join(f"# note: {note}\n" for note in found.notes) + (found.text or "(nothing found)")
 
-    def diagnose(self, path: str, first_line: int, last_line: int) -> str:
+    def diagnose(self, file: str, first_line: int, last_line: int) -> str:
         graph = self.graph
-        target = (graph.repo / path).resolve()
+        target = (graph.repo / file).resolve()
         if graph.repo not in target.parents:
-            raise CodegraphError(f"{path} is not inside the repository {graph.repo}")
+            raise CodegraphError(f"{file} is not inside the repository {graph.repo}")
         graph.fresh()
         report = run_diagnose(target, graph.db_path, lines=(first_line or None, last_line or None))
         if not report.diagnostics:
@@ -368,27 +365,24 @@ class Tools:
         return self._found(lambda con: get_signature(con, name),
                            f"no definition named {name!r} in the graph: try `search`")
 
-    def members(self, class_name: str) -> str:
+    def members(self, name: str) -> str:
         return self._found(lambda con: _rows(con, """
             SELECT class, name, kind, signature, defined_in, qualname FROM members_of($c)
-            ORDER BY class, mro_position, name""", {"c": class_name}),
-                           f"no class {class_name!r} in the graph: try `search`, or a dotted path (pkg.Class)")
+            ORDER BY class, mro_position, name""", {"c": name}),
+                           f"no class {name!r} in the graph: try `search`, or a dotted path (pkg.Class)")
 
-    def body(self, qualname: str) -> str:
-        return self._found(lambda con: get_method_body(con, qualname), f"no function {qualname!r} in the graph")
+    def body(self, name: str) -> str:
+        return self._found(lambda con: get_method_body(con, name), f"no function {name!r} in the graph")
 
     def imports_for(self, name: str) -> str:
         return self._found(lambda con: _rows(con, "SELECT * FROM import_candidates($n) LIMIT 10", {"n": name}),
                            f"nothing named {name!r} to import in the graph")
 
-    def relevant(self, query: str, limit: int) -> str:
-        return capped(self._with(lambda con: get_relevant_code(con, query, max(1, min(limit, 50)))))
+    def callers(self, name: str) -> str:
+        return capped(self._with(lambda con: _rows(con, "SELECT * FROM callers_of($q) LIMIT 200", {"q": name})))
 
-    def callers(self, qualname: str) -> str:
-        return capped(self._with(lambda con: _rows(con, "SELECT * FROM callers_of($q) LIMIT 200", {"q": qualname})))
-
-    def callees(self, qualname: str) -> str:
-        return capped(self._with(lambda con: _rows(con, "SELECT * FROM callees_of($q) LIMIT 200", {"q": qualname})))
+    def callees(self, name: str) -> str:
+        return capped(self._with(lambda con: _rows(con, "SELECT * FROM callees_of($q) LIMIT 200", {"q": name})))
 
     def index_status(self) -> str:
         return _json(self.graph.status())

@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 TOOLS = {"sql", "schema", "search", "context", "diagnose", "class_info", "signature", "members", "body", "imports_for",
-         "relevant", "callers", "callees", "index_status"}
+         "callers", "callees", "index_status"}
 
 
 def _listing(repo: Path) -> dict[str, bytes]:
@@ -59,7 +59,7 @@ def test_every_tool_answers_on_the_example_and_nothing_but_codegraph_is_written(
         for t in tools:
             assert t.description and t.input_schema["type"] == "object"
         out = {}
-        out["members"] = await _call(session, "members", class_name="shop.models.Cart")
+        out["members"] = await _call(session, "members", name="shop.models.Cart")
         out["sql"] = await _call(session, "sql", query="SELECT name FROM members_of('shop.models.Cart') ORDER BY name")
         out["schema"] = await _call(session, "schema")
         out["search"] = await _call(session, "search", query="apply a discount rate to a price")
@@ -67,12 +67,11 @@ def test_every_tool_answers_on_the_example_and_nothing_but_codegraph_is_written(
                                      file="shop/report.py", symbol="summarize")
         out["class_info"] = await _call(session, "class_info", name="Cart")
         out["signature"] = await _call(session, "signature", name="apply_discount")
-        out["body"] = await _call(session, "body", qualname="shop.pricing.apply_discount")
+        out["body"] = await _call(session, "body", name="shop.pricing.apply_discount")
         out["imports_for"] = await _call(session, "imports_for", name="Cart")
-        out["relevant"] = await _call(session, "relevant", query="apply discount")
-        out["callers"] = await _call(session, "callers", qualname="shop.pricing.apply_discount")
-        out["callees"] = await _call(session, "callees", qualname="shop.checkout.checkout")
-        out["diagnose"] = await _call(session, "diagnose", path="shop/report.py")
+        out["callers"] = await _call(session, "callers", name="shop.pricing.apply_discount")
+        out["callees"] = await _call(session, "callees", name="shop.checkout.checkout")
+        out["diagnose"] = await _call(session, "diagnose", file="shop/report.py")
         out["index_status"] = await _call(session, "index_status")
         return out
 
@@ -84,7 +83,7 @@ def test_every_tool_answers_on_the_example_and_nothing_but_codegraph_is_written(
     assert "Cart" in out["context"][1]
     assert "shop.models.Cart" in out["class_info"][1] and "rate" in out["signature"][1]
     assert "def apply_discount" in out["body"][1] and "from shop.models import Cart" in out["imports_for"][1]
-    assert "apply_discount" in out["relevant"][1] and "shop.checkout.checkout" in out["callers"][1]
+    assert "shop.checkout.checkout" in out["callers"][1]
     assert "shop.models.Cart.add" in out["callees"][1]  # through the parameter's annotation
     assert out["diagnose"][1].startswith("no errors") or "undefined" in out["diagnose"][1] or ":" in out["diagnose"][1]
     status = json.loads(out["index_status"][1])
@@ -98,8 +97,8 @@ def test_errors_are_one_line_mcp_errors(shop):
                 await _call(session, "sql", query="DROP TABLE classes"),
                 await _call(session, "sql", query="COPY classes TO '/tmp/x.csv'"),
                 await _call(session, "signature", name="no_such_thing_anywhere"),
-                await _call(session, "members", class_name="no.such.Class"),
-                await _call(session, "diagnose", path="../outside.py")]
+                await _call(session, "members", name="no.such.Class"),
+                await _call(session, "diagnose", file="../outside.py")]
 
     for error, text in asyncio.run(_session(shop, script)):
         assert error and "\n" not in text.strip() and "Traceback" not in text
@@ -179,8 +178,8 @@ def test_the_fixture_repository_through_the_server(tmp_path):
     before = _listing(repo)
 
     async def script(session):
-        return {"callers": await _call(session, "callers", qualname="shop.models.Cart.add"),
-                "members": await _call(session, "members", class_name="shop.models.Cart"),
+        return {"callers": await _call(session, "callers", name="shop.models.Cart.add"),
+                "members": await _call(session, "members", name="shop.models.Cart"),
                 "imports_for": await _call(session, "imports_for", name="Cart"),
                 "sql": await _call(session, "sql", query="SELECT count(*) AS n FROM bindings")}
 
@@ -258,7 +257,7 @@ def test_failures_that_are_not_codegraphs_own_are_one_short_line(shop):
 
     async def script(session):
         return [await _call(session, "search", query="discount", mode="nonsense"),
-                await _call(session, "diagnose", path="shop/\x00report.py"),
+                await _call(session, "diagnose", file="shop/\x00report.py"),
                 await _call(session, "signature", name=huge),
                 await _call(session, "sql", query="SELECT '" + huge + "' = 1 AS a FROM nowhere")]
 
@@ -401,3 +400,34 @@ def test_a_library_layer_that_failed_is_said_until_an_index_brings_it(shop, monk
         assert graph.query("SELECT count(*) FROM library.files").rows[0][0] > 0
     finally:
         graph.close()
+
+
+# One word per concept, the CLI's: what is looked up, how many, which file, how many tokens.
+VOCABULARY = {"name", "query", "limit", "mode", "full", "description", "file", "symbol", "signature", "budget",
+              "first_line", "last_line"}
+
+
+def test_every_parameter_is_described_and_closed_sets_are_enums(shop):
+    from typing import get_args
+
+    from codegraph.semantic.search import MODES
+    from codegraph.server import SearchMode
+
+    async def script(session):
+        tools = (await session.list_tools()).tools
+        return {t.name: t.input_schema for t in tools}, await _call(session, "search", query="cart", mode="fuzzy"), \
+            await _call(session, "schema"), await _call(session, "schema", full=True), \
+            await _call(session, "members", name="Cart")
+
+    schemas, fuzzy, short, full, members = asyncio.run(_session(shop, script))
+    assert get_args(SearchMode) == MODES
+    for tool, schema in schemas.items():
+        for parameter, spec in schema.get("properties", {}).items():
+            assert parameter in VOCABULARY, (tool, parameter)
+            assert spec.get("description"), (tool, parameter)
+    assert schemas["search"]["properties"]["mode"]["enum"] == list(MODES)
+    # a value outside the set is refused by the schema, with the allowed values in one line
+    assert fuzzy[0] and "hybrid" in fuzzy[1] and "\n" not in fuzzy[1].strip()
+    assert not short[0] and len(short[1]) < 8000 and "members_of(cls)" in short[1]
+    assert not full[0] and len(full[1]) > len(short[1]) and "filled by" in full[1]
+    assert not members[0] and '"name":"add"' in members[1]  # a simple name, as class_info takes

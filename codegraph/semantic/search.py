@@ -18,11 +18,11 @@ import numpy as np
 
 from ..db import get_meta
 from ..errors import CodegraphError
+from . import MODES
 from .models import EmbeddingModel
 from .store import VectorCache, cached_search, check_model, exact_search, load_vectors, model_from_meta, vectors_path
 from .texts import tokens
 
-MODES = ("hybrid", "bm25", "vector")
 _POOL = 100  # candidates taken from each side before blending
 _BM25_SQL = """
 WITH hits AS (
