@@ -294,3 +294,40 @@ def test_library_bench_reads_the_library_from_the_cache_after_its_first_build(mi
     warm = runs["defaults, with the cache"]
     assert warm["library_resolved"] is False and warm["library_parsed"] == 0 and warm["library_files"] > 0
     assert runs["floor (--no-embed --no-libraries)"]["library_files"] == 0
+
+
+def _git_repo(root: Path, commits: list[dict[str, str]]) -> None:
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for i, files in enumerate(commits):
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        f"commit {i}"], check=True)
+
+
+def test_name_fixes_finds_the_commits_that_fixed_a_name_and_asks_the_graph(tmp_path):
+    """A misspelt member and a missing import fixed by one commit are two name fixes, each with the
+    name the fix introduced; a rename of a definition and its uses in one commit is none (pylint
+    is clean before it); the evaluation answers each as `codegraph diagnose` does."""
+    from benchmarks import name_fixes
+
+    util = ('import os\n\n\ndef helper(path):\n    """Join a path under the home folder."""\n'
+            '    return os.pathh.join(os.path.expanduser("~"), path)\n\n\n'
+            'def main():\n    """Print the home folder."""\n    print(helper("x"), dumps({}))\n')
+    fixed = util.replace("os.pathh.join", "os.path.join").replace("import os\n", "import os\nfrom json import dumps\n")
+    renamed = fixed.replace("def helper(", "def helper2(").replace('helper("x")', 'helper2("x")')
+    repo = tmp_path / "repo"
+    _git_repo(repo, [{"pkg/__init__.py": "", "pkg/util.py": util}, {"pkg/util.py": fixed},
+                     {"pkg/util.py": renamed}])
+    found = name_fixes.mine({"demo": str(repo)}, "2000-01-01", None, 1)
+    assert [(f["message_id"], f["names"], f["how"], f["function"]["symbol"]) for f in found] == [
+        ("E1101", ["path"], "swapped on the line", "helper"),
+        ("E0602", ["dumps"], "an import the commit added", "main")]
+    answers = name_fixes.evaluate("current", str(Path(name_fixes.__file__).parent.parent), {"demo": str(repo)},
+                                  found, tmp_path)
+    assert [a["answered"] for a in answers] == [True, True]
+    summary = name_fixes.summarise(answers)
+    assert summary["all"]["fixes"] == 2 and set(summary) == {"E0602", "E1101", "all"}
