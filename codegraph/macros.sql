@@ -11,6 +11,9 @@ CREATE VIEW symbols AS
 CREATE VIEW all_symbols AS
     @@all_symbols@@;
 
+-- Whether a dotted module or qualified name has a private part (`httpx._config`, `_pytest.x`).
+CREATE MACRO is_private(dotted) AS regexp_matches(dotted, '(^|\.)_');
+
 -- What an import can name, any layer: each module, and what it defines at its top level (classes,
 -- functions, variables), with its module and `layer`.
 CREATE VIEW top_level AS
@@ -203,7 +206,7 @@ CREATE MACRO import_candidates(sym) AS TABLE
         SELECT 'from ' || module || ' import ' || name, qualname, module, 're-export'
         FROM module_imports
         WHERE name = sym AND qualname IS NOT NULL AND NOT is_star
-          AND (layer = 'project' OR NOT (starts_with(module, '_') OR contains(module, '._')))
+          AND (layer = 'project' OR NOT is_private(module))
         UNION ALL  -- `from .futures import *` in asyncio/__init__.py: `from asyncio import Future`
         SELECT 'from ' || i.module || ' import ' || t.name, t.qualname, i.module, 're-export'
         FROM module_imports i JOIN top_level t ON t.module = i.qualname
@@ -216,8 +219,8 @@ CREATE MACRO import_candidates(sym) AS TABLE
                          AND regexp_matches(p.module, '(^|\.)(tests?|testing|conftest|test_[^.]*|[^.]*_tests?)(\.|$)')
                     THEN NULL  -- a test module passing it on
                     WHEN p.module = '' OR starts_with(p.target, p.module || '.') THEN
-                         CASE WHEN regexp_matches(p.module, '(^|\.)_') THEN 2 ELSE 0 END
-                    WHEN regexp_matches(p.module, '(^|\.)_') THEN 4
+                         CASE WHEN is_private(p.module) THEN 2 ELSE 0 END
+                    WHEN is_private(p.module) THEN 4
                     ELSE 3 END AS rank
         FROM spelled p JOIN top_level t ON t.qualname = p.target
     ), used AS (

@@ -10,7 +10,7 @@ import duckdb
 from . import schema
 from .semantic.store import DEFAULT_DIM
 
-_MACRO = re.compile(r"CREATE MACRO (\w+)\((.*?)\) AS TABLE")
+_MACRO = re.compile(r"CREATE MACRO (\w+)\((.*?)\) AS")
 _VIEW = re.compile(r"CREATE VIEW (\w+) AS")
 
 

@@ -123,8 +123,8 @@ def build_server(tools: Callable[[], "service.Tools"]):  # noqa: F821 - service 
         return tools().sql(query, limit)
 
     @tool
-    def schema(full: Annotated[bool, Field(description="Every column's meaning too (about 25,000 characters) "
-                                                       "instead of the summary")] = False) -> str:
+    def schema(full: Annotated[bool, Field(description="Every column's meaning too (the reference, cut at 12,000 "
+                                                       "characters) instead of the summary")] = False) -> str:
         """The tables with their columns, the views, and the SQL macros with their arguments: what you
         need to write correct SQL for the `sql` tool."""
         return tools().schema(full)

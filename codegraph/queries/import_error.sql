@@ -11,7 +11,7 @@ SELECT * FROM (
                      * CASE WHEN starts_with($module, qualname || '.') THEN 0.85 ELSE 1.0 END END AS score,
            CASE WHEN name = $last THEN 'exact' ELSE 'fuzzy' END AS match
     FROM all_modules
-    WHERE layer = 'project' OR NOT (starts_with(qualname, '_') OR contains(qualname, '._'))
+    WHERE layer = 'project' OR NOT is_private(qualname)
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'from ' || module || ' import ' || name, 0.99, 'exact'

@@ -10,7 +10,7 @@ WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `
     SELECT qualname, kind, name, signature, docstring, path, start_line, module, layer
     FROM all_symbols
     WHERE kind IN ('class', 'function', 'variable') AND qualname = module || '.' || name
-      AND (layer = 'project' OR NOT (starts_with(module, '_') OR contains(module, '._')))
+      AND (layer = 'project' OR NOT is_private(module))
 ), spelled AS (  -- the way to import each definition the name can mean: its public path first
     SELECT qualname, import_line, via, rank FROM import_candidates($name) WHERE choice = 1
 ), imported AS (

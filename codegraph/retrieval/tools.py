@@ -41,9 +41,12 @@ def undefined_names(path: str | Path, checker: Checker | None = None) -> list[st
 def _with_import_lines(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> list[dict]:
     """Each row with the line that imports its definition by its public path (`from httpx import
     Client` for httpx._client.Client.send), where there is one."""
-    for row in rows:
-        found = _dicts(con, "SELECT import_line FROM import_line_of($q) LIMIT 1", {"q": row["qualname"]})
-        row["import_line"] = found[0]["import_line"] if found else None
+    lines = {r["qualname"]: r["import_line"] for r in _dicts(con, """
+        SELECT q.qualname, first(l.import_line) AS import_line
+        FROM (SELECT unnest($qs::VARCHAR[]) AS qualname) q, LATERAL (SELECT * FROM import_line_of(q.qualname)) l
+        GROUP BY q.qualname""", {"qs": sorted({row["qualname"] for row in rows})})} if rows else {}
+    for row in rows:  # one query for all: planning the path walk is most of its cost
+        row["import_line"] = lines.get(row["qualname"])
     return rows
 
 
