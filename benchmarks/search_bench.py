@@ -1,6 +1,6 @@
 """Search benchmark: plain-language questions, answers written by hand.
 
-    python -m benchmarks.search_bench [--out benchmarks/results/search.json]
+    python -m benchmarks.search_bench [--out benchmarks/results/search.json] [--embed-model hash|minilm]
 
 `benchmarks/data/questions.json` holds questions a person asks of the standard library, click and
 marshmallow ("parse a url into its components"), each with the definitions they would accept,
@@ -75,17 +75,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="benchmarks/results/search.json")
     parser.add_argument("--keep", type=Path, help="index into this folder and reuse what is there")
+    parser.add_argument("--embed-model", default="auto", help="the embedding model the corpora are indexed with")
     args = parser.parse_args(argv)
     data = json.loads(QUESTIONS.read_text())["corpora"]
-    results: dict = {"measured": time.strftime("%Y-%m-%d")}
+    results: dict = {"measured": time.strftime("%Y-%m-%d"), "embedding_model": args.embed_model}
     with tempfile.TemporaryDirectory(prefix="codegraph-search-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         roots = corpora(folder)
         for name, questions in data.items():
             db_path = folder / f"{name}.duckdb"
-            index_repository(roots[name], db_path)
+            started = time.perf_counter()
+            report = index_repository(roots[name], db_path, embed=args.embed_model)
             results[name] = evaluate(db_path, questions)
+            results[name]["index_s"] = round(time.perf_counter() - started, 1)
+            results[name]["embed_s"] = round(report.timings.get("embed", 0.0), 1)
             print(name, {v: (r["success_at_10"], r["mrr_at_10"]) for v, r in results[name].items()}, flush=True)
     total = sum(len(q) for q in data.values())
     results["all"] = {}

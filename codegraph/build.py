@@ -30,9 +30,9 @@ from .errors import RepositoryError
 from .columns import arrow_schema, column_lists, concat, insert_arrow, rows_to_arrow
 from .library_cache import LibraryCache
 from .schema import BY_NAME, EXTRACTED
-from .semantic.models import HashingModel, dense_tf
+from .semantic.models import EmbeddingModel
 from .semantic.store import write_vectors
-from .semantic.texts import sparse_vectors, term_rows
+from .semantic.texts import term_rows
 from .sources import Skip, SourceFile
 from .worker import die_with
 
@@ -113,7 +113,7 @@ class Build:
     workers: Workers
     progress: Progress | None
     report: IndexReport
-    embed: bool = True
+    embed: str | None = "auto"  # the embedding model asked for (semantic.models.get_model), or None
     library: Library | None = None  # the library layer, or None without it
     resolve_jobs: int = 1
 
@@ -153,7 +153,7 @@ class Chunk:
     skips: list[Skip]
     tables: dict[str, pa.Table]
     paths: list[str]
-    vectors: tuple | None = None  # sparse term frequencies for the hashing embedder
+    vectors: tuple | None = None  # what the embedding model prepares from the definitions (EmbeddingModel.features)
     terms: pa.Table | None = None  # BM25's rows for these files
     cached: bool = False  # read from the library cache, not parsed
 
@@ -167,14 +167,14 @@ def arrow_schemas() -> dict[str, pa.Schema]:
 _LAYERED = frozenset(name for name in EXTRACTED if "layer" in BY_NAME[name].names())
 
 
-def _extract_chunk(items: list[SourceFile], embed_dim: int = 0, layer: str = "project") -> Chunk:
+def _extract_chunk(items: list[SourceFile], model: EmbeddingModel | None = None, layer: str = "project") -> Chunk:
     """Parse files; library files (another layer) are not embedded nor put in the search index:
     they are there to be looked up, not searched."""
     with full_collections_deferred():  # in a worker process too
-        return _chunk_of(items, embed_dim, layer)
+        return _chunk_of(items, model, layer)
 
 
-def _chunk_of(items: list[SourceFile], embed_dim: int, layer: str) -> Chunk:
+def _chunk_of(items: list[SourceFile], model: EmbeddingModel | None, layer: str) -> Chunk:
     rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
     file_rows, skips = [], []
     for f in items:
@@ -190,7 +190,7 @@ def _chunk_of(items: list[SourceFile], embed_dim: int, layer: str) -> Chunk:
                 table_rows = [r._replace(layer=layer) for r in table_rows]
             rows[name].extend(table_rows)
     project = layer == "project"
-    vectors = sparse_vectors(rows, embed_dim) if embed_dim and project else None
+    vectors = model.features(rows) if model is not None and project else None
     terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows if project else {}), _TERM_TYPES)],
                                  schema=arrow_schema(BY_NAME["terms"]))
     return Chunk(file_rows, skips, {name: rows_to_arrow(arrow_schemas()[name], r) for name, r in rows.items()},
@@ -209,11 +209,11 @@ GUARD_HINT = ("if a script calls codegraph, put the call under `if __name__ == \
 
 
 def extract_chunks(files: list[SourceFile], workers: Workers, progress: Progress | None,
-                    embed_dim: int = 0, layer: str = "project") -> Iterator[Chunk]:
+                    model: EmbeddingModel | None = None, layer: str = "project") -> Iterator[Chunk]:
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
-    work = functools.partial(_extract_chunk, embed_dim=embed_dim, layer=layer)
+    work = functools.partial(_extract_chunk, model=model, layer=layer)
     for chunk in workers.map(work, chunks):
         done += len(chunk.paths)
         if progress:
@@ -312,15 +312,12 @@ def summarise(report: IndexReport, con: duckdb.DuckDBPyConnection) -> None:
         "SELECT path, parse_errors FROM files WHERE parse_errors > 0 ORDER BY path").fetchall()
 
 
-def write_embeddings(con: duckdb.DuckDBPyConnection, model: HashingModel, sparse: tuple, batch: int = 8192) -> None:
-    """Dense vectors a batch at a time: peak memory stays at one batch, not the whole matrix."""
-    ids, file_ids, indptr, indices, values = sparse
-    write_vectors(con, ids[:0], file_ids[:0], np.zeros((0, model.dim), np.float32))  # creates the table
-    for start in range(0, len(ids), batch):
-        stop = min(start + batch, len(ids))
-        lo, hi = indptr[start], indptr[stop]
-        tf = dense_tf(indptr[start : stop + 1] - lo, indices[lo:hi], values[lo:hi], model.dim)
-        write_vectors(con, ids[start:stop], file_ids[start:stop], model.finish(tf))
+def write_embeddings(con: duckdb.DuckDBPyConnection, model: EmbeddingModel, parts: list, *, fit: bool = False) -> None:
+    """The workers' parts as vectors in the `embeddings` table, a batch at a time (`fit`: a full
+    build, where the model may learn from the corpus first)."""
+    write_vectors(con, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, model.dim), np.float32))  # the table
+    for ids, file_ids, matrix in model.vectors(parts, fit=fit):
+        write_vectors(con, ids, file_ids, matrix)
 
 
 def term_stats(con: duckdb.DuckDBPyConnection) -> None:
@@ -367,7 +364,7 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
         for layer in ("stdlib", "site"):
             batch = [f for f, where in found if where == layer]
             if batch:
-                new.extend(extract_chunks(batch, workers, progress, 0, layer))
+                new.extend(extract_chunks(batch, workers, progress, None, layer))
         out.extend(new)
         frontier = external_imports(library, project_modules, new)
     held = [c for c in out if c.cached]

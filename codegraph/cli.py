@@ -67,6 +67,10 @@ db_option = click.option(
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip Python files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
+@click.option("--embed-model", type=click.Choice(["auto", "hash", "minilm"]), default="auto", show_default=True,
+              help="The embedding model: minilm (learned, all-MiniLM-L6-v2, offline; the `learned` extra and its model, "
+                   "see the README) or hash (identifiers hashed, no dependency, ~100x faster to build); auto: minilm "
+                   "where installed. An update keeps the model the database was built with unless one is named.")
 @click.option("--no-libraries", is_flag=True,
               help="Leave out the standard library and packages the repository imports (layer stdlib / site).")
 @click.option("--python", "python", type=click.Path(exists=True, dir_okay=False),
@@ -75,7 +79,8 @@ db_option = click.option(
                    "activated $VIRTUAL_ENV, read the same way; else the interpreter running codegraph.")
 @click.option("--json", "as_json_", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_libraries, python, as_json_, quiet):
+def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, embed_model, no_libraries, python, as_json_,
+          quiet):
     """Build or update the code graph of REPO."""
     from .indexer import index_repository
 
@@ -99,7 +104,8 @@ def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, no_l
 
     try:
         report = index_repository(repo, db_path, jobs=jobs, max_file_size=max_file_size, full=full,
-                                  embed=not no_embed, progress=progress if show else None,
+                                  embed=False if no_embed else embed_model,
+                                  progress=progress if show else None,
                                   libraries=not no_libraries, python=python, resolve_jobs=resolve_jobs)
     finally:
         if state["bar"] is not None:
@@ -167,15 +173,18 @@ def search(query, limit, db_path, mode, exact, as_json_):
     """Definitions that answer a plain-language question: BM25 and the embedding, blended, with
     public code before private helpers and tests unless the question asks for them."""
     from . import db
-    from .semantic.search import search as run
+    from .semantic.search import search as run, vectors_unavailable
 
     path = graphfile.find_db(db_path)
     con = db.connect_readonly(path)
     try:
-        db.check_schema(con, path)
+        meta = db.check_schema(con, path)
         hits = run(con, path, query, limit, mode=mode, exact=exact)
+        note = vectors_unavailable(meta) if mode == "hybrid" else None
     finally:
         con.close()
+    if note:
+        echo(f"note: {note}", err=True)
     if as_json_:
         echo(json.dumps(hits, indent=2, default=str))
         return

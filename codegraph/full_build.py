@@ -16,20 +16,21 @@ from .columns import arrow_schema, concat, insert_rows, update_by_id
 from .languages import language
 from .library_cache import LibraryCache, keep_layer, layer_key
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
-from .semantic.models import HashingModel
-from .semantic.store import DEFAULT_DIM, build_vector_cache, merge_sparse, model_meta, vectors_path
+from .semantic.models import get_model
+from .semantic.store import build_vector_cache, vectors_path
 
 def full_build(build: Build) -> None:
     root, target, found, workers, progress, report = (build.root, build.target, build.found, build.workers,
                                                       build.progress, build.report)
-    embed, library, resolve_jobs = build.embed, build.library, build.resolve_jobs
+    library, resolve_jobs = build.library, build.resolve_jobs
+    model = get_model(build.embed) if build.embed is not None else None
     report.mode = "full"
     tmp = target.with_name(target.name + f".building-{os.getpid()}")
     by_path = {f.path: f for f in found.files}
     skips, file_rows = list(found.skipped), []
     chunks: list[Chunk] = []
     t = time.perf_counter()
-    for chunk in extract_chunks(found.files, workers, progress, DEFAULT_DIM if embed else 0):
+    for chunk in extract_chunks(found.files, workers, progress, model):
         chunks.append(chunk)
         skips.extend(chunk.skips)
         file_rows.extend(chunk.file_rows)
@@ -64,7 +65,7 @@ def full_build(build: Build) -> None:
     lib_files = [row for c in lib_chunks for row in c.file_rows]
     modules = {r.file_id: r.module for r in [*file_rows, *lib_files]}
     terms = pa.concat_tables([c.terms for c in chunks]) if chunks else arrow_schema(BY_NAME["terms"]).empty_table()
-    sparse = merge_sparse([c.vectors for c in chunks]) if embed else None
+    features = [c.vectors for c in chunks] if model is not None else []
     del chunks, lib_chunks  # from here each table lives as long as the writer or the resolver needs it
 
     def phase(name: str) -> None:
@@ -119,18 +120,19 @@ def full_build(build: Build) -> None:
                                                  library_resolved=reused is not None and name == library_language))
                     del group, lib
                 give_back_memory()
-                if embed:
-                    model = HashingModel(DEFAULT_DIM).fit_sparse(sparse[2], sparse[3])
             except BaseException:
                 writer.abandon()
                 raise
             writer.finish()
-            if embed:
-                phase("embedding")
-                write_embeddings(con, model, sparse)
-                db.set_meta(con, **model_meta(model))
-                del sparse
             report.timings["resolve"] = time.perf_counter() - t
+            if model is not None:
+                phase("embedding")
+                t = time.perf_counter()
+                write_embeddings(con, model, features, fit=True)
+                db.set_meta(con, **model.meta())
+                del features
+                report.timings["embed"] = time.perf_counter() - t
+            t = time.perf_counter()
             phase("writing")
             for write in after:
                 write(con)
@@ -145,7 +147,7 @@ def full_build(build: Build) -> None:
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
             report.timings["write"] = time.perf_counter() - t
-            if embed:
+            if model is not None:
                 phase("vector cache")
                 t = time.perf_counter()
                 give_back_memory()

@@ -21,6 +21,7 @@ from . import db, graphfile
 from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, full_collections_deferred, starting_a_worker
 from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError
+from .semantic.models import MODELS
 from .full_build import full_build
 from .languages import languages, suffixes
 from .update import update
@@ -32,14 +33,15 @@ def index_repository(
     jobs: int | None = None,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     full: bool = False,
-    embed: bool = True,
+    embed: bool | str = True,
     progress: Progress | None = None,
     libraries: bool = True,
     python: str | None = None,
     resolve_jobs: int = 1,
 ) -> IndexReport:
     """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
-    from the offline hashing model (only new or changed ones on an update). With `libraries`,
+    (only new or changed ones on an update): True for the default model (the learned one where it
+    is installed, else the offline hashing model), or a model's name (semantic.models.get_model). With `libraries`,
     the standard library and installed packages the repository imports are indexed too, as the
     interpreter `python` (default: this one) finds them, with layer stdlib or site. With
     `resolve_jobs` > 1, a full build of 20,000 calls or more on Linux has forked copies of this
@@ -54,13 +56,16 @@ def index_repository(
     target = Path(db_path) if db_path else graphfile.default_db_path(root)
     _prepare_folder(target)
     jobs = jobs or min(2, os.cpu_count() or 1)
+    model_name = "auto" if embed is True else (embed or None)
+    if model_name not in (None, "auto") and model_name not in MODELS:
+        raise RepositoryError(f"unknown embedding model {model_name!r}: choose auto, {', '.join(sorted(MODELS.factories))}")
     report = IndexReport(target, root, "full")
     with _index_lock(target), _system_arrow_pool(), full_collections_deferred():
-        return _index_locked(root, target, jobs, max_file_size, full, embed, progress, libraries, python, report,
+        return _index_locked(root, target, jobs, max_file_size, full, model_name, progress, libraries, python, report,
                              started, resolve_jobs)
 
 
-def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full: bool, embed: bool,
+def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full: bool, embed: str | None,
                   progress: Progress | None, libraries: bool, python: str | None, report: IndexReport,
                   started: float, resolve_jobs: int = 1) -> IndexReport:
     _remove_abandoned_builds(target)

@@ -31,7 +31,7 @@ from .retrieval.diagnose import diagnose as run_diagnose
 from .retrieval.task_context import task_context
 from .retrieval.tools import get_class_info, get_method_body, get_signature
 from .schema_doc import schema_markdown, schema_summary
-from .semantic.search import search as run_search
+from .semantic.search import search as run_search, vectors_unavailable
 
 T = TypeVar("T")
 MAX_TOKENS = 4000
@@ -335,9 +335,14 @@ class Tools:
         return capped_text(schema_markdown(), 12000) if full else schema_summary()
 
     def search(self, query: str, limit: int, mode: str) -> str:
-        hits = self._with(lambda con: run_search(con, self.graph.db_path, query, max(1, min(limit, 50)), mode=mode))
-        return capped([{key: h[key] for key in ("qualname", "kind", "signature", "path", "start_line", "docstring",
-                                                "why")} for h in hits])
+        def run(con) -> tuple[list[dict], str | None]:
+            hits = run_search(con, self.graph.db_path, query, max(1, min(limit, 50)), mode=mode)
+            return hits, vectors_unavailable(db.get_meta(con)) if mode == "hybrid" else None
+
+        hits, note = self._with(run)
+        return (f"# note: {note}\n" if note else "") + capped(
+            [{key: h[key] for key in ("qualname", "kind", "signature", "path", "start_line", "docstring", "why")}
+             for h in hits])
 
     def context(self, description: str, file: str, symbol: str, signature: str, budget: int) -> str:
         found = self._with(lambda con: task_context(self.graph.db_path, description, file, symbol,

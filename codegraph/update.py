@@ -25,7 +25,8 @@ from .columns import concat, insert_arrow, insert_rows, register_values
 from .languages import language
 from .sources import Skip, SourceFile
 from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
-from .semantic.store import VectorCache, build_vector_cache, merge_sparse, model_from_meta, vectors_path
+from .semantic.models import EmbeddingError, EmbeddingModel, get_model
+from .semantic.store import VectorCache, build_vector_cache, model_from_meta, vectors_path
 
 
 @contextlib.contextmanager
@@ -64,12 +65,27 @@ def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
         return f"{target} indexes {meta.get('repo_root')}, not {root}"
     if meta.get("tool_version") != __version__:
         return f"{target} was built by codegraph {meta.get('tool_version')}"
-    if build.embed != bool(meta.get("embedding_model")):
-        return f"{target} was built {'without' if build.embed else 'with'} embeddings"
     if (library is None) != (not meta.get("library_python")) or \
             (library is not None and meta.get("library_python") != library.identity()):
         return f"{target} was built with other library settings"
     return None
+
+
+def _embedding_model(meta: dict[str, str], build: Build) -> EmbeddingModel | Rebuild | None:
+    """The model an update embeds with: the one the database's vectors come from, unless this run
+    asks for none or for another (then the graph is built afresh with it)."""
+    stored = meta.get("embedding_model")
+    if (build.embed is None) != (not stored):
+        return Rebuild(f"{build.target} was built {'with' if stored else 'without'} embeddings")
+    if build.embed is None:
+        return None
+    try:
+        model = model_from_meta(meta)
+    except EmbeddingError as exc:
+        return Rebuild(str(exc))
+    if build.embed != "auto" and get_model(build.embed).id != model.id:
+        return Rebuild(f"{build.target}'s vectors come from {model.id}, not from the model asked for ({build.embed})")
+    return model
 
 
 def update(build: Build) -> Rebuild | None:
@@ -88,7 +104,9 @@ def update(build: Build) -> Rebuild | None:
         reason = _cannot_update(meta, build)
         if reason is not None:
             return Rebuild(reason)
-        model = model_from_meta(meta) if build.embed else None
+        model = _embedding_model(meta, build)
+        if isinstance(model, Rebuild):
+            return model
         old = {path: (fid, module, sha, size, mtime) for fid, path, module, sha, size, mtime in
                con.execute("SELECT file_id, path, module, sha256, size, mtime_ns FROM files WHERE layer = 'project'"
                            ).fetchall()}
@@ -145,7 +163,7 @@ def update(build: Build) -> Rebuild | None:
 
     t = time.perf_counter()
     by_path = {f.path: f for f in found.files}
-    chunks = list(extract_chunks(to_parse, workers, progress, model.dim if model else 0))
+    chunks = list(extract_chunks(to_parse, workers, progress, model))
     report.timings["extract"] = time.perf_counter() - t
     t = time.perf_counter()
     file_rows = [row for c in chunks for row in c.file_rows]
@@ -196,7 +214,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
-        write_embeddings(con, model, merge_sparse([c.vectors for c in chunks]))
+        write_embeddings(con, model, [c.vectors for c in chunks])
     for name in EXTRACTED:
         if name not in RESOLVED_TABLES:
             insert_arrow(con, name, fresh[name])

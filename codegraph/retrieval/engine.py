@@ -16,6 +16,7 @@ from ..query_worker import QueryWorker
 from ..errors import CodegraphError, QueryError, QueryTimeout
 from ..llm import ChatModel
 from ..semantic.search import search
+from ..semantic.models import EmbeddingError
 from ..semantic.store import model_from_meta
 from .candidate import Candidate, GraphNames
 from ..languages import Diagnostic, RuleContext
@@ -183,7 +184,11 @@ class Retriever:
     def _model(self):
         if self._embedder is None:
             meta = get_meta(self.con)
-            self._embedder = model_from_meta(meta) if meta.get("embedding_model", "").startswith("hash") else False
+            model_id = meta.get("embedding_model") or ""  # a model that runs here; never a network call per diagnostic
+            try:
+                self._embedder = model_from_meta(meta) if model_id and not model_id.startswith("openai:") else False
+            except EmbeddingError:  # the learned model the vectors come from is not installed here
+                self._embedder = False
         return self._embedder or None
 
     def rank(self, rows: list[dict], d: Diagnostic, candidate: Candidate) -> list[dict]:

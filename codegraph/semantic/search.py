@@ -19,7 +19,7 @@ import numpy as np
 from ..db import get_meta
 from ..errors import CodegraphError
 from . import MODES
-from .models import EmbeddingModel
+from .models import EmbeddingError, EmbeddingModel
 from .store import VectorCache, cached_search, check_model, exact_search, load_vectors, model_from_meta, vectors_path
 from .texts import tokens
 
@@ -95,6 +95,17 @@ def _prior(row: tuple, asked: set[str], weights: Weights) -> float:
     return factor
 
 
+def vectors_unavailable(meta: dict[str, str]) -> str | None:
+    """Why the database's vectors cannot be searched here (the model they come from is missing), or None."""
+    if not meta.get("embedding_model"):
+        return None
+    try:
+        model_from_meta(meta)
+    except EmbeddingError as exc:
+        return f"{exc}; searching by words alone"
+    return None
+
+
 def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: int = 10, *,
            mode: str = "hybrid", exact: bool = False, model: EmbeddingModel | None = None,
            weights: Weights | None = None, priors: bool = True, exclude: set[int] | frozenset = frozenset()) -> list[dict]:
@@ -110,10 +121,16 @@ def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: i
     lexical = bm25(con, terms) if mode in ("hybrid", "bm25") else {}
     vector: dict[int, float] = {}
     if mode in ("hybrid", "vector") and meta.get("embedding_model"):
-        stored = model_from_meta(meta)
         if model is not None:
             check_model(meta, model)
-        vector = _vector_scores(con, db_path, model or stored, query, exact, meta, list(lexical))
+        else:
+            try:
+                model = model_from_meta(meta)
+            except EmbeddingError:  # the learned model the vectors come from is not installed here
+                if mode == "vector":
+                    raise
+        if model is not None:  # else words alone (vectors_unavailable says why)
+            vector = _vector_scores(con, db_path, model, query, exact, meta, list(lexical))
     elif mode == "vector":
         model_from_meta(meta)  # raises the clear "no embeddings" error
     top_lexical = max(lexical.values(), default=0.0) or 1.0

@@ -31,22 +31,6 @@ from .models import EmbeddingError, EmbeddingModel, HashingModel, get_model
 DEFAULT_DIM = 512
 
 
-def merge_sparse(parts: Sequence[tuple]) -> tuple:
-    """Concatenate (ids, file_ids, indptr, indices, values) blocks from several workers."""
-    parts = [p for p in parts if p is not None and len(p[0])]
-    if not parts:
-        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64),
-                np.zeros(0, np.int32), np.zeros(0, np.float32))
-    ids = np.concatenate([p[0] for p in parts])
-    file_ids = np.concatenate([p[1] for p in parts])
-    indptr, offset = [np.zeros(1, np.int64)], 0
-    for p in parts:
-        indptr.append(p[2][1:] + offset)
-        offset += p[2][-1]
-    return (ids, file_ids, np.concatenate(indptr), np.concatenate([p[3] for p in parts]),
-            np.concatenate([p[4] for p in parts]))
-
-
 def write_vectors(con: duckdb.DuckDBPyConnection, ids: np.ndarray, file_ids: np.ndarray, matrix: np.ndarray) -> None:
     dim = matrix.shape[1]
     con.execute(BY_NAME["embeddings"].ddl(dim, if_not_exists=True))
@@ -58,11 +42,6 @@ def write_vectors(con: duckdb.DuckDBPyConnection, ids: np.ndarray, file_ids: np.
         "vector": pa.FixedSizeListArray.from_arrays(flat, dim)}))
 
 
-def model_meta(model: HashingModel) -> dict[str, str]:
-    return {"embedding_model": model.id, "embedding_dim": str(model.dim),
-            "embedding_idf": json.dumps([round(float(x), 5) for x in model.idf])}
-
-
 def model_from_meta(meta: dict[str, str]) -> EmbeddingModel:
     """The model the database's vectors were made with (and its IDF), or a clear error."""
     model_id = meta.get("embedding_model")
@@ -72,6 +51,13 @@ def model_from_meta(meta: dict[str, str]) -> EmbeddingModel:
         return HashingModel(int(meta["embedding_dim"]), json.loads(meta["embedding_idf"]))
     if model_id.startswith("openai:"):
         return get_model("openai", model=model_id.split(":", 1)[1], dim=int(meta["embedding_dim"]))
+    if "@" in model_id:
+        max_tokens = model_id.rpartition("-")[2]
+        here = get_model("minilm", **({"max_tokens": int(max_tokens)} if max_tokens.isdigit() else {}))
+        if here.id != model_id:
+            raise EmbeddingError(f"the database's vectors come from {model_id!r}, but the learned model here is "
+                                 f"{here.id!r}: install the one it was built with, or re-index with --full")
+        return here
     raise EmbeddingError(f"the database was embedded with {model_id!r}, which this codegraph does not know")
 
 

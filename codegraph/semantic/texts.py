@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
-from typing import Iterator
+import zlib
+from collections import Counter
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from ..schema import DEFINITIONS
-from .models import sparse_features
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_NOISE = frozenset({"self", "cls", "the", "and", "for", "not", "none", "return", "def", "class", "import",
+                    "from", "with", "this", "that", "true", "false", "else", "elif", "raise", "try",
+                    "except", "lambda", "pass", "yield", "is", "in", "if", "or", "of", "to", "a", "an",
+                    "be", "it", "as", "by", "on", "at", "args", "kwargs"})
 
 _CLASS_SOURCE_LIMIT = 1500  # a class's methods are embedded on their own
 
@@ -67,10 +76,130 @@ def sparse_vectors(tables: dict[str, list[tuple]], dim: int, include_docstrings:
             np.concatenate(all_values) if all_values else np.zeros(0, np.float32))
 
 
+# -- texts (models that read text) ---------------------------------------------------------------
+
+_DOCUMENT_CHARS = 2000  # a learned model reads its first 128 word pieces; the rest costs tokenizing only
+
+
+def document(table: str, row) -> str:
+    """A definition as a learned model reads it: its qualified name, then what it says of itself
+    and its code (the source holds the signature and the docstring); fields where there is no source."""
+    get = lambda name: getattr(row, name, None)  # noqa: E731
+    head = get("qualname") or get("name") or ""
+    source = get("source")
+    if source:
+        return f"{head}\n{source[:_DOCUMENT_CHARS]}"
+    parts = [head, get("signature"), get("annotation") and f": {get('annotation')}", get("value") and f"= {get('value')}",
+             get("docstring")]
+    return "\n".join(p for p in parts if p)[:_DOCUMENT_CHARS]
+
+
+def documents(tables: dict[str, list[tuple]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(ids, file_ids, texts) of every definition in extract rows."""
+    ids, file_ids, texts = [], [], []
+    for table in DEFINITIONS:
+        for row in tables.get(table, ()):
+            ids.append(row.id)
+            file_ids.append(row.file_id)
+            texts.append(document(table, row))
+    return np.asarray(ids, np.int64), np.asarray(file_ids, np.int64), texts
+
+
+def merge_documents(parts: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Concatenate (ids, file_ids, texts) blocks from several workers."""
+    parts = [p for p in parts if p is not None and len(p[0])]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            [text for p in parts for text in p[2]])
+
+
+# -- hashed features (the `hash` model) ---------------------------------------------------------
+
+@functools.lru_cache(maxsize=200_000)
+def _word_features(word: str) -> tuple[tuple[str, float], ...]:
+    """Features of one identifier, computed once per distinct word."""
+    lower = word.lower()
+    if lower in _NOISE or len(lower) < 2:
+        return ()
+    out: dict[str, float] = {lower: 1.0}
+    parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
+    if len(parts) > 1 or (parts and parts[0] != lower):
+        for part in parts:
+            if len(part) > 1 and part not in _NOISE:
+                out[part] = out.get(part, 0.0) + 1.0
+    for part in parts:
+        if len(part) > 3:
+            padded = f"<{part}>"
+            for i in range(len(padded) - 2):
+                gram = "#" + padded[i : i + 3]
+                out[gram] = out.get(gram, 0.0) + 0.5
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=500_000)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    h = zlib.crc32(feature.encode())
+    return h % dim, (1.0 if (h >> 31) & 1 else -1.0)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_vector(word: str, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """One identifier's hashed features, computed once per distinct word."""
+    feats = _word_features(word)
+    if not feats:
+        return None
+    indices = np.empty(len(feats), np.int64)
+    values = np.empty(len(feats), np.float64)
+    for i, (feature, value) in enumerate(feats):
+        indices[i], sign = _bucket(feature, dim)
+        values[i] = sign * value
+    return indices, values
+
+
+def sparse_features(pieces: Sequence[tuple[str, float]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse (indices, values) of weighted text pieces; counts of a word are damped (1 + log n)."""
+    index_parts, value_parts = [], []
+    log = math.log
+    for text, weight in pieces:
+        for word, count in Counter(_WORD.findall(text)).items():
+            vector = _word_vector(word, dim)
+            if vector is not None:
+                index_parts.append(vector[0])
+                value_parts.append(vector[1] * (weight * (1.0 + log(count))))
+    if not index_parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.float32)
+    dense = np.bincount(np.concatenate(index_parts), weights=np.concatenate(value_parts), minlength=dim)
+    nonzero = np.flatnonzero(dense)
+    return nonzero.astype(np.int32), dense[nonzero].astype(np.float32)
+
+
+def dense_tf(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, dim: int) -> np.ndarray:
+    """CSR rows of term frequencies as a dense (rows, dim) matrix."""
+    rows = len(indptr) - 1
+    matrix = np.zeros((rows, dim), np.float32)
+    np.add.at(matrix, (np.repeat(np.arange(rows), np.diff(indptr)), indices), values)
+    return matrix
+
+
+def merge_sparse(parts: Sequence[tuple]) -> tuple:
+    """Concatenate (ids, file_ids, indptr, indices, values) blocks from several workers."""
+    parts = [p for p in parts if p is not None and len(p[0])]
+    if not parts:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64),
+                np.zeros(0, np.int32), np.zeros(0, np.float32))
+    ids = np.concatenate([p[0] for p in parts])
+    file_ids = np.concatenate([p[1] for p in parts])
+    indptr, offset = [np.zeros(1, np.int64)], 0
+    for p in parts:
+        indptr.append(p[2][1:] + offset)
+        offset += p[2][-1]
+    return (ids, file_ids, np.concatenate(indptr), np.concatenate([p[3] for p in parts]),
+            np.concatenate([p[4] for p in parts]))
+
+
 # -- terms for BM25 --------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 STOPWORDS = frozenset("""
 a an the and or not of to in on at by for from with without into onto over under as is are was were be been
 being it its this that these those there their them they we you your our can could should would may might
