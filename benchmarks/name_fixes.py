@@ -349,7 +349,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(instances)} name fixes in {time.time() - started:.0f} s: "
           f"{dict(Counter(i['message_id'] for i in instances))}", flush=True)
     results: dict = {"measured": time.strftime("%Y-%m-%d"), "repos": sorted(repos), "since": args.since,
-                     "fixes": len(instances), "by_repo": dict(Counter(i["repo"] for i in instances)), "sides": {}}
+                     "fixes": len(instances), "by_repo": dict(Counter(i["repo"] for i in instances)),
+                     "instances": instances, "sides": {}}  # the instances: what --mined reads back
     with tempfile.TemporaryDirectory(prefix="codegraph-fixes-eval-") as tmp:
         for side, checkout in (s.split("=", 1) for s in args.side):
             answers = evaluate(side, checkout, repos, instances, Path(tmp))

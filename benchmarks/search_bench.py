@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> None:
             started = time.perf_counter()
             report = index_repository(roots[name], db_path, embed=args.embed_model)
             results[name] = evaluate(db_path, questions)
-            results[name]["index_s"] = round(time.perf_counter() - started, 1)
-            results[name]["embed_s"] = round(report.timings.get("embed", 0.0), 1)
+            results.setdefault("index", {})[name] = {"mode": report.mode, "s": round(time.perf_counter() - started, 1),
+                                                     "embed_s": round(report.timings.get("embed", 0.0), 1)}
             print(name, {v: (r["success_at_10"], r["mrr_at_10"]) for v, r in results[name].items()}, flush=True)
     total = sum(len(q) for q in data.values())
     results["all"] = {}

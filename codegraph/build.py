@@ -129,8 +129,11 @@ def extract_one(f: SourceFile) -> FileFacts | Skip:
     """One file's rows, by the language that reads it, or why it was skipped."""
     path = f.path
     try:
-        with open(f.abspath, "rb") as fh:
-            data = fh.read()
+        if f.text is not None:
+            data = f.text
+        else:
+            with open(f.abspath, "rb") as fh:
+                data = fh.read()
         return language(f.language).extract(data, path, f.module, f.is_package)
     except UndecodableSource as exc:
         reason = "binary" if "binary" in str(exc) else "undecodable"
@@ -312,12 +315,18 @@ def summarise(report: IndexReport, con: duckdb.DuckDBPyConnection) -> None:
         "SELECT path, parse_errors FROM files WHERE parse_errors > 0 ORDER BY path").fetchall()
 
 
-def write_embeddings(con: duckdb.DuckDBPyConnection, model: EmbeddingModel, parts: list, *, fit: bool = False) -> None:
+def write_embeddings(con: duckdb.DuckDBPyConnection, model: EmbeddingModel, parts: list, *, fit: bool = False,
+                     progress: Progress | None = None) -> None:
     """The workers' parts as vectors in the `embeddings` table, a batch at a time (`fit`: a full
-    build, where the model may learn from the corpus first)."""
+    build, where the model may learn from the corpus first); a learned model takes minutes on a
+    large repository, so the progress counts definitions."""
     write_vectors(con, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, model.dim), np.float32))  # the table
+    total, done = sum(len(p[0]) for p in parts if p is not None), 0
     for ids, file_ids, matrix in model.vectors(parts, fit=fit):
         write_vectors(con, ids, file_ids, matrix)
+        done += len(ids)
+        if progress:
+            progress("embedding", done, total, model.id)
 
 
 def term_stats(con: duckdb.DuckDBPyConnection) -> None:

@@ -93,8 +93,8 @@ def index(repo, db_path, full, jobs, resolve_jobs, max_file_size, no_embed, embe
                 state["bar"].render_finish()
                 state["bar"] = None
             state["phase"] = phase
-            if phase == "parsing":
-                state["bar"] = click.progressbar(length=max(1, total), label="parsing", file=sys.stderr)
+            if phase in ("parsing", "embedding"):  # the phases that take minutes on a large repository
+                state["bar"] = click.progressbar(length=max(1, total), label=phase, file=sys.stderr)
             else:
                 echo(f"{phase}...", err=True)
         bar = state["bar"]

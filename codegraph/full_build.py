@@ -126,9 +126,8 @@ def full_build(build: Build) -> None:
             writer.finish()
             report.timings["resolve"] = time.perf_counter() - t
             if model is not None:
-                phase("embedding")
                 t = time.perf_counter()
-                write_embeddings(con, model, features, fit=True)
+                write_embeddings(con, model, features, fit=True, progress=progress)
                 db.set_meta(con, **model.meta())
                 del features
                 report.timings["embed"] = time.perf_counter() - t

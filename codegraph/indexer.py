@@ -41,8 +41,8 @@ def index_repository(
 ) -> IndexReport:
     """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
     (only new or changed ones on an update): True for the default model (the learned one where it
-    is installed, else the offline hashing model), or a model's name (semantic.models.get_model). With `libraries`,
-    the standard library and installed packages the repository imports are indexed too, as the
+    is installed, else the offline hashing model), or a model's name (semantic.models.get_model).
+    With `libraries`, the standard library and installed packages the repository imports are indexed too, as the
     interpreter `python` (default: this one) finds them, with layer stdlib or site. With
     `resolve_jobs` > 1, a full build of 20,000 calls or more on Linux has forked copies of this
     process resolve parts of them: faster, but each copy comes to hold most of what the resolver

@@ -65,7 +65,10 @@ def schema_markdown() -> str:
             "so the tables above keep meaning \"the repository\". A view `all_<table>` reads both layers as one "
             "(`all_classes`,",
             "`all_members`, ...); the `layer` column of every row says which: `project`, `stdlib` "
-            "or `site`.", "", "## Views", ""]
+            "or `site`.", "A built-in module (`builtins`, always; `sys`, `math`, `itertools` when imported) has no source: "
+            "the interpreter",
+            "describes it (functions with their signatures, classes with their methods, other names with their types)",
+            "and that text is indexed as the file `<builtin>/NAME.py`.", "", "## Views", ""]
     for match in _VIEW.finditer(macros):
         name = match.group(1)
         out += [f"### `{name}`", "", _leading_comment(macros, match.start()), "",

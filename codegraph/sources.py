@@ -17,6 +17,7 @@ class SourceFile:
     size: int
     mtime_ns: int
     language: str  # the registered language that reads it
+    text: bytes | None = None  # the source itself when it is made, not read (a built-in module's stub)
 
 
 @dataclass

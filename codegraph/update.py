@@ -214,7 +214,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
-        write_embeddings(con, model, [c.vectors for c in chunks])
+        write_embeddings(con, model, [c.vectors for c in chunks], progress=progress)
     for name in EXTRACTED:
         if name not in RESOLVED_TABLES:
             insert_arrow(con, name, fresh[name])

@@ -205,13 +205,20 @@ def test_a_folder_without_python_files_warns(runner, tmp_path):
 def test_progress_reports_every_phase(mini_repo):
     from codegraph.indexer import index_repository
 
-    phases = []
-    index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))
+    phases, counted = [], []
+
+    def progress(phase, done, total, detail):
+        phases.append(phase)
+        if phase == "embedding":
+            counted.append((done, total))
+
+    report = index_repository(mini_repo, jobs=1, progress=progress)
     assert list(dict.fromkeys(phases)) == ["parsing", "libraries", "resolving", "embedding", "writing", "vector cache"]
+    assert counted[-1] == (report.counts["embeddings"],) * 2  # the embedding counts definitions to the last
     (mini_repo / "src" / "shop" / "new.py").write_text("def new():\n    return 1\n")
     phases.clear()
-    index_repository(mini_repo, jobs=1, progress=lambda phase, done, total, detail: phases.append(phase))
-    assert list(dict.fromkeys(phases)) == ["parsing", "writing", "vector cache"]
+    index_repository(mini_repo, jobs=1, progress=progress)
+    assert list(dict.fromkeys(phases)) == ["parsing", "writing", "embedding", "vector cache"]
 
 
 def test_tool_commands_close_their_connection(runner, mini_db):

@@ -65,7 +65,7 @@ class CheckedToy(Toy):
     def rules(self):
         return (Rule("unknown-function", "undefined_name",
                      lambda d, ctx: {"name": re.search(r"'(\w+)'", d.message).group(1),
-                                     "module": ctx.candidate.module, "owner": "", "function": ""},
+                                     "module": ctx.candidate.module, "owner": "", "function": "", "local": []},
                      "where the function is defined"),)
 
     def error_symbols(self):

@@ -16,7 +16,8 @@ from codegraph.semantic.models import EmbeddingError, LearnedModel, get_model, l
 from codegraph.semantic.search import search, vectors_unavailable
 from codegraph.semantic.store import model_from_meta
 
-pytestmark = pytest.mark.skipif(not transformer.AVAILABLE, reason="the `learned` extra is not installed")
+safetensors_numpy = pytest.importorskip("safetensors.numpy", reason="the `learned` extra is not installed")
+tokenizers = pytest.importorskip("tokenizers", reason="the `learned` extra is not installed")
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "parse", "url", "price", "discount", "apply", "item", "cart", "total",
          "def", "return", "value", "rate", "self", "add", "shop", "(", ")", ":", ",", ".", "=", "_", "##s", "##ed",
@@ -26,18 +27,12 @@ WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "parse", "url", "price", "discount"
 def make_checkpoint(folder: Path, seed: int = 0, hidden: int = 16, layers: int = 2, heads: int = 4,
                     inner: int = 32, positions: int = 64) -> Path:
     """A random BERT in sentence-transformers' layout, with a WordPiece tokenizer of WORDS."""
-    from safetensors.numpy import save_file
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordPiece
-    from tokenizers.normalizers import BertNormalizer
-    from tokenizers.pre_tokenizers import BertPreTokenizer
-    from tokenizers.processors import TemplateProcessing
-
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = Tokenizer(WordPiece({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    tokenizer.normalizer = BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = BertPreTokenizer()
-    tokenizer.post_processor = TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
+    tokenizer.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = tokenizers.processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     tokenizer.save(str(folder / "tokenizer.json"))
     rng = np.random.default_rng(seed)
     r = lambda *shape: rng.normal(0, 0.5, shape).astype(np.float32)  # noqa: E731
@@ -53,7 +48,7 @@ def make_checkpoint(folder: Path, seed: int = 0, hidden: int = 16, layers: int =
             tensors[p + name + ".weight"], tensors[p + name + ".bias"] = r(rows, cols), r(rows)
         for name in ("attention.output.LayerNorm", "output.LayerNorm"):
             tensors[p + name + ".weight"], tensors[p + name + ".bias"] = 1 + r(hidden), r(hidden)
-    save_file(tensors, str(folder / "model.safetensors"))
+    safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({
         "model_type": "bert", "hidden_act": "gelu", "hidden_size": hidden, "num_hidden_layers": layers,
         "num_attention_heads": heads, "intermediate_size": inner, "max_position_embeddings": positions,
@@ -64,9 +59,7 @@ def make_checkpoint(folder: Path, seed: int = 0, hidden: int = 16, layers: int =
 def reference(folder: Path, ids: list[int]) -> np.ndarray:
     """One sequence through BERT as the paper writes it, a head and a token at a time, in float64
     with math.erf: what the vectorised encoder must equal."""
-    from safetensors.numpy import load_file
-
-    w = {k: v.astype(np.float64) for k, v in load_file(str(folder / "model.safetensors")).items()}
+    w = {k: v.astype(np.float64) for k, v in safetensors_numpy.load_file(str(folder / "model.safetensors")).items()}
     config = json.loads((folder / "config.json").read_text())
     heads, hidden = config["num_attention_heads"], config["hidden_size"]
     size = hidden // heads

@@ -148,10 +148,10 @@ def test_the_rrr_tools_take_the_public_path_and_say_how_to_import(con):
 
 def test_an_undefined_name_is_offered_by_its_public_path(con):
     found = con.execute(load_template("undefined_name"), {
-        "name": "Client", "module": "app", "owner": "", "function": "app.main", "limit": 5}).fetchall()
+        "name": "Client", "module": "app", "owner": "", "function": "app.main", "local": [], "limit": 5}).fetchall()
     columns = [d[0] for d in con.description]
     first = dict(zip(columns, found[0]))
     assert (first["qualname"], first["import_line"]) == ("pkg._client.Client", "from pkg import Client")
     module = dict(zip(columns, con.execute(load_template("undefined_name"), {
-        "name": "os", "module": "app", "owner": "", "function": "app.main", "limit": 5}).fetchall()[0]))
+        "name": "os", "module": "app", "owner": "", "function": "app.main", "local": [], "limit": 5}).fetchall()[0]))
     assert module["import_line"] == "import os"

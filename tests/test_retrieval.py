@@ -82,7 +82,7 @@ SAMPLE_PARAMS = {
     "import_error": {"module": "shop.modls", "last": "modls"},
     "names_in_module_like": {"module": "shop.models", "name": "Itme"},
     "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": []},
-    "undefined_name": {"name": "Cart", "module": "run", "owner": "", "function": ""},
+    "undefined_name": {"name": "Cart", "module": "run", "owner": "", "function": "", "local": []},
     "callee": {"qualname": "shop.pricing.total"},
     "definition": {"qualname": "shop.models.Item.TAX"},
     "same_name_in_scope": {"scope": "shop.models.Cart", "name": "add"},
@@ -497,19 +497,57 @@ def test_project_queries_keep_their_meaning_with_the_library_layer(uses_stdlib):
         con.close()
 
 
+def _diagnosed(repo: Path, relative: str, source: str):
+    """A candidate written into an indexed repository, diagnosed against its graph."""
+    candidate = repo / relative
+    candidate.write_text(source)
+    with Linter() as linter, Retriever(repo / ".codegraph" / "graph.duckdb") as retriever:
+        return diagnose(candidate, retriever=retriever, checker=linter)
+
+
 def test_an_undefined_name_that_is_the_method_being_written_points_elsewhere(store_repo):
     """`count(...)` inside Shelf.count means another count, not the method itself (`self.count`)."""
     (store_repo / "store" / "helpers.py").write_text("def count(rows):\n    return len(rows)\n")
     index_repository(store_repo, jobs=1)
-    cand = store_repo / "store" / "cand2.py"
-    cand.write_text("from store.core import Shelf\n\n\nclass Tall(Shelf):\n    def count(self):\n"
-                    "        return count(self.rows)\n\n    def size(self):\n        return count(self.rows)\n")
-    with Linter() as linter, Retriever(store_repo / ".codegraph" / "graph.duckdb") as retriever:
-        report = diagnose(cand, retriever=retriever, checker=linter)
+    report = _diagnosed(store_repo, "store/cand2.py", "from store.core import Shelf\n\n\nclass Tall(Shelf):\n"
+                        "    def count(self):\n        return count(self.rows)\n\n    def size(self):\n"
+                        "        return count(self.rows)\n")
     by_line = {r.diagnostic.line: r for r in report.retrievals if r.diagnostic.symbol == "undefined-variable"}
     assert by_line[6].rows[0]["qualname"] == "store.helpers.count"  # inside count itself: not self.count
     assert any(r["qualname"] == "store.cand2.Tall.count" or "self.count" in (r.get("import_line") or "")
                for r in by_line[9].rows)  # elsewhere in the class, the member is a fair answer
+
+
+def test_a_misspelt_local_is_offered_from_the_names_the_function_binds(store_repo):
+    """`measurments` for `measurements` (a fix from rich's history): the names the code can read
+    without an import (its parameters, its bindings, its file's names) are cards too."""
+    index_repository(store_repo, jobs=1)
+    report = _diagnosed(store_repo, "store/cand3.py", "LIMIT = 3\n\n\ndef widths(rows, minimum=1):\n"
+                        "    measurements = [len(r) for r in rows]\n    return max(measurments + [minimun, LIMT])\n")
+    first = {re.search(r"'(\w+)'", r.diagnostic.message).group(1): r.rows[0] for r in report.retrievals
+             if r.diagnostic.symbol == "undefined-variable"}
+    assert {name: row["name"] for name, row in first.items()} == {
+        "measurments": "measurements", "minimun": "minimum", "LIMT": "LIMIT"}
+    assert first["measurments"]["kind"] == "local"
+    assert "measurements (local)" in render(report.retrievals)
+
+
+def test_a_test_beside_the_package_is_linted_with_the_package_importable(tmp_path):
+    """tests/ without __init__.py: pylint alone puts tests/ on the path, not the project root, so
+    `from pkg.core import Engine` infers nothing and a misspelt member goes unreported (rich's
+    `console.current_style` for `_current_style`, five fixes in its history)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "core.py").write_text("class Engine:\n    def __init__(self):\n        self._speed = 1\n")
+    (tmp_path / "tests").mkdir()
+    index_repository(tmp_path, jobs=1)
+    report = _diagnosed(tmp_path, "tests/test_core.py",
+                        "from pkg.core import Engine\n\n\ndef test_speed():\n    assert Engine().speed == 1\n")
+    test = tmp_path / "tests" / "test_core.py"
+    (found,) = [r for r in report.retrievals if r.diagnostic.symbol == "no-member"]
+    assert found.rows[0]["qualname"] == "pkg.core.Engine._speed"
+    assert Linter(mode="subprocess").lint(test)[0].symbol == "no-member"  # the other mode sees it too
 
 
 def test_a_typo_outranks_a_member_that_only_means_the_same(retriever, repo, monkeypatch):

@@ -3,9 +3,11 @@
 -- first among equals), a member of
 -- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
 -- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
--- and near-miss top-level names anywhere.
+-- near-miss top-level names anywhere and built-ins, and near-miss names the code can already read (its
+-- function's parameters and bindings, its file's own names: `measurments` for `measurements`).
 -- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $function (the
--- function being written: `encode` inside Codec.encode means another encode, not itself), $limit
+-- function being written: `encode` inside Codec.encode means another encode, not itself), $local
+-- (the names bound where the name is read, from the candidate: not in the graph yet), $limit
 WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `from zipfile import ZipFile`
     SELECT qualname, kind, name, signature, docstring, path, start_line, module, layer
     FROM all_symbols
@@ -55,6 +57,16 @@ SELECT * FROM (
            jaro_winkler_similarity(lower(name), lower($name)) - 0.02, 'fuzzy'
     FROM members_of($owner) WHERE class = $owner AND name <> $name
       AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+    UNION ALL  -- a near-miss built-in (`xrange` for `range`): no import needed
+    SELECT qualname, kind, name, signature, docstring, path, start_line, NULL,
+           jaro_winkler_similarity(lower(name), lower($name)) - 0.03, 'fuzzy'
+    FROM all_symbols WHERE module = 'builtins' AND qualname = 'builtins.' || name AND name <> $name
+      AND NOT starts_with(name, '_') AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+    UNION ALL
+    SELECT n, 'local', n, NULL, NULL, NULL, NULL, NULL,
+           jaro_winkler_similarity(lower(n), lower($name)) + 0.01, 'fuzzy'
+    FROM unnest(CAST($local AS VARCHAR[])) AS t(n)
+    WHERE n <> $name AND jaro_winkler_similarity(lower(n), lower($name)) >= 0.85
 )
 ORDER BY score DESC, qualname
 LIMIT $limit;

@@ -92,6 +92,19 @@ class Candidate:
                 found = row.target
         return found
 
+    def names_bound_in(self, function: str | None) -> list[str]:
+        """The names code in `function` can read without an import: its parameters and the names
+        it (or a function around it) binds, and what the file binds at module level."""
+        def visible(scope: str) -> bool:
+            return bool(function) and (function == scope or function.startswith(scope + "."))
+
+        names = {r.name for r in self.rows("bindings") if visible(r.scope_qualname) and r.kind != "return"}
+        names |= {r.name for r in self.rows("parameters") if visible(r.owner_qualname)}
+        names |= {r.bound_name for r in self.rows("imports") if r.scope_qualname == self.module and r.bound_name}
+        names |= {r.name for table in ("globals", "classes") for r in self.rows(table)
+                  if r.qualname == f"{self.module}.{r.name}"}
+        return sorted(names)
+
     def local_definition(self, name: str) -> str | None:
         qualname = f"{self.module}.{name}"
         for table in ("classes", "globals"):

@@ -1,10 +1,11 @@
 """Embedding models behind one interface, with a registry.
 
 `minilm` is the default where the `learned` extra and its model are installed: all-MiniLM-L6-v2,
-a sentence-transformers model, run with numpy (transformer.py). `hash` needs nothing: identifiers are split (snake_case, CamelCase), sub-word
-trigrams are added, every feature is hashed (crc32, signed) into a fixed dimension, counts are
-damped (1 + log tf) and weighted by an inverse document frequency learned from the indexed
-repository, so rare identifiers count and `self` does not. `openai` calls any OpenAI-compatible
+a sentence-transformers model, run with numpy (transformer.py). `hash` needs nothing:
+identifiers are split (snake_case, CamelCase), sub-word trigrams are added, every feature is
+hashed (crc32, signed) into a fixed dimension, counts are damped (1 + log tf) and weighted by an
+inverse document frequency learned from the indexed repository, so rare identifiers count and
+`self` does not. `openai` calls any OpenAI-compatible
 embeddings endpoint. Vectors are L2-normalised: cosine similarity is a dot product.
 """
 

@@ -12,6 +12,7 @@ never run), else by the interpreter running codegraph, or in a subprocess by the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -59,13 +60,91 @@ def present(top, search=None):
     except (ImportError, ValueError, AttributeError):
         return False
 
+# Importing these does more than define names (a terminal's line editing, a GUI toolkit).
+NOT_IMPORTED = {"readline", "_tkinter", "curses", "_curses", "_curses_panel", "this", "antigravity"}
+
+def own_binary(name):
+    """Compiled into this interpreter, or an extension module in its own lib-dynload: code of the
+    interpreter itself, never a file another environment (or a repository) put on a path."""
+    if name in sys.builtin_module_names:
+        return True
+    folder = os.path.join(sysconfig.get_paths()["stdlib"], "lib-dynload")
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name, [folder])
+    except (ImportError, ValueError, AttributeError):
+        return False
+    return bool(spec and spec.origin and spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)))
+
+def signature(obj, method=False):
+    import inspect
+    try:
+        text = str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(self, *args, **kwargs)" if method else "(*args, **kwargs)"
+    try:
+        compile("def f" + text + ": pass", "<signature>", "exec")
+    except SyntaxError:  # a default only a repr can show (<object object at 0x...>)
+        return "(self, *args, **kwargs)" if method else "(*args, **kwargs)"
+    return text
+
+def first_line(obj):
+    doc = getattr(obj, "__doc__", None)
+    line = doc.strip().splitlines()[0] if isinstance(doc, str) and doc.strip() else ""
+    return repr(line[:200]) if line else None
+
+def stub(name):
+    """A built-in module as Python source: its functions with their signatures, its classes with
+    their own methods, its other names with their types, each with its docstring's first line.
+    None for a module this interpreter does not hold as its own binary."""
+    import importlib, inspect, warnings
+    if "." in name or name in NOT_IMPORTED or not own_binary(name):
+        return None
+    try:
+        with warnings.catch_warnings():  # `audioop` is deprecated: the index need not say so
+            warnings.simplefilter("ignore")
+            module = importlib.import_module(name)
+    except Exception:
+        return None
+    out = []
+    doc = first_line(module)
+    if doc:
+        out.append(doc)
+    for attr in sorted(dir(module)):
+        if attr.startswith("__") or not attr.isidentifier():
+            continue
+        try:
+            value = getattr(module, attr)
+        except Exception:
+            continue
+        if inspect.ismodule(value):
+            continue
+        if inspect.isclass(value):
+            out.append(f"class {attr}:")
+            doc = first_line(value)
+            out.append(f"    {doc}" if doc else "    pass")
+            for method in sorted(vars(value)):
+                member = vars(value)[method]
+                if not method.isidentifier() or (method.startswith("__") and method != "__init__"):
+                    continue
+                if callable(member) or isinstance(member, (classmethod, staticmethod)):
+                    out.append(f"    def {method}{signature(getattr(value, method, member), method=True)}: ...")
+            continue
+        if callable(value):
+            doc = first_line(value)
+            out.append(f"def {attr}{signature(value)}:")
+            out.append(f"    {doc}" if doc else "    ...")
+        else:
+            out.append(f"{attr}: {type(value).__name__}")
+    return "\n".join(out) + "\n"
+
 def describe(names, search=None):
     """With search (the folders of another environment, read from its files): find there."""
     paths = sysconfig.get_paths()
+    found = {n: find(n, search) for n in names}
     return {"stdlib": os.path.realpath(paths["stdlib"]), "prefix": os.path.realpath(sys.prefix),
             "site": sorted({os.path.realpath(p) for p in (paths["purelib"], paths["platlib"])}),
-            "found": {n: find(n, search) for n in names},
-            "present": {n: present(n, search) for n in names if "." not in n}}
+            "found": found, "present": {n: present(n, search) for n in names if "." not in n},
+            "stubs": {n: text for n in names if not found[n] and (text := stub(n))}}
 '''
 _MAIN = "\nprint(json.dumps(describe(json.loads(sys.stdin.read()))))\n"
 _HERE: dict = {}
@@ -188,6 +267,7 @@ class Finder:
         self.site: list[str] = []
         self.prefix: str | None = None
         self.present: dict[str, bool] = {}  # top-level module -> does the environment have it at all
+        self.stubs: dict[str, str] = {}  # built-in module -> its stub source (describe's `stub`)
 
     def locate(self, names: list[str]) -> dict[str, Located]:
         if not names:
@@ -210,6 +290,7 @@ class Finder:
             data["site"] += pth_folders(data["site"])
         self.stdlib, self.site, self.prefix = data["stdlib"], data["site"], data["prefix"]
         self.present.update(data.get("present", {}))
+        self.stubs.update({n: text for n, text in data.get("stubs", {}).items() if isinstance(text, str)})
         return {n: Located(n, os.path.realpath(v[0]), v[1]) for n, v in data["found"].items() if v}
 
     def identity(self) -> str:
@@ -241,10 +322,22 @@ def candidates(dotted: set[str]) -> set[str]:
     return out
 
 
+BUILTIN = "<builtin>"  # the path prefix of built-in modules' stubs: made from the interpreter, no file
+
+
+def stub_file(name: str, text: str) -> SourceFile:
+    """A built-in module's stub as a source file of the stdlib layer; its `mtime` is a digest of
+    the text, so the library cache holds it as long as the text is the same."""
+    data = text.encode()
+    digest = int.from_bytes(hashlib.sha256(data).digest()[:7], "big")
+    return SourceFile(f"{BUILTIN}/{name}.py", f"{BUILTIN}/{name}.py", name, False, len(data), digest, "python", data)
+
+
 def library_files(located: dict[str, Located], finder: Finder,
                   max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> list[tuple[SourceFile, str]]:
-    """(source file, layer) for every located module that lives in the stdlib or a site folder."""
-    out = []
+    """(source file, layer) for every located module that lives in the stdlib or a site folder,
+    and a stub for each built-in one (`sys`, `math`, `itertools`: no source to read)."""
+    out = [(stub_file(name, finder.stubs[name]), "stdlib") for name in sorted(finder.stubs) if name not in located]
     for name, where in sorted(located.items()):
         placed = finder.layer_of(where.origin)
         if placed is None:
@@ -286,9 +379,10 @@ class PythonLibrary(Library):
 
     def imported(self, project_modules: set[str], imports) -> set[str]:
         """Absolute imports of a module outside the repository's top-level packages: the module,
-        and `a.b` for `from a import b` (b may be a submodule)."""
+        and `a.b` for `from a import b` (b may be a submodule); and `builtins`, which every module
+        imports without saying so."""
         tops = {m.split(".")[0] for m in project_modules}
-        names = set()
+        names = {"builtins"} if project_modules else set()  # what every module reads without an import
         for module, name, star in imports:
             if not module or module.startswith(".") or module.split(".")[0] in tops:
                 continue
@@ -301,7 +395,9 @@ class PythonLibrary(Library):
         return candidates(names)
 
     def files(self, modules: list[str]) -> list[tuple[SourceFile, str]]:
-        return library_files(self.finder.locate(modules), self.finder)
+        wanted = set(modules)
+        return [(f, layer) for f, layer in library_files(self.finder.locate(modules), self.finder)
+                if not f.path.startswith(BUILTIN) or f.module in wanted]
 
     def missing(self, names: set[str]) -> set[str]:
         tops = {name.split(".")[0] for name in names}
@@ -332,6 +428,8 @@ class PythonLibrary(Library):
                  "<site>": json.loads(meta.get("library_site") or "[]")}
         for path, size, mtime in files:
             prefix, _, rest = path.partition("/")
+            if prefix == BUILTIN:  # made from the interpreter, which the identity stands for
+                continue
             for root in roots.get(prefix, []):
                 try:
                     st = os.stat(os.path.join(root, rest))

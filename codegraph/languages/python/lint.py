@@ -61,6 +61,23 @@ def _package_root(path: Path) -> Path:
     return folder
 
 
+_PROJECT_MARKERS = (".codegraph", ".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def import_roots(path: Path) -> list[str]:
+    """Where a file's imports of its own project start: the project's root (the nearest folder
+    above holding .git, .codegraph, pyproject.toml, setup.py or setup.cfg) and its src/, then the
+    package root pylint adds itself. A test in tests/ imports the package beside tests/, which
+    pylint alone does not see (no inference, so no no-member to report)."""
+    roots = []
+    for folder in path.parents:
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            roots += [folder, folder / "src"]
+            break
+    roots.append(_package_root(path))
+    return list(dict.fromkeys(str(r) for r in roots if r.is_dir()))
+
+
 def candidate_module(path: Path) -> str:
     """The module name of a file, found the way the indexer finds it (climbing __init__.py)."""
     root = _package_root(path)
@@ -121,7 +138,8 @@ def _lint_in_process(run_holder: dict, path: Path, changed_modules: Iterable[str
 
     cache = astroid.MANAGER.astroid_cache
     stale = {candidate_module(path), *changed_modules}
-    root = str(_package_root(path))
+    roots = import_roots(path)
+    root = roots[0]
     files = _python_files(root)
     if _ASTROID_STATE["root"] != root or _ASTROID_STATE["files"] != files or \
             any(name not in _SEEN and name not in cache for name in changed_modules):
@@ -144,12 +162,18 @@ def _lint_in_process(run_holder: dict, path: Path, changed_modules: Iterable[str
         for key in [k for k in specs if k[0] == name or k[0].startswith(name + ".")]:
             specs.pop(key, None)
     reporter = CollectingReporter()
-    if run_holder.get("run") is None:
-        run_holder["run"] = Run([*PYLINT_FLAGS, f"--rcfile={_RCFILE}", str(path)], reporter=reporter, exit=False)
-    else:
-        linter = run_holder["run"].linter
-        linter.set_reporter(reporter)
-        linter.check([str(path)])
+    added = [r for r in roots if r not in sys.path]
+    sys.path[:0] = added
+    try:
+        if run_holder.get("run") is None:
+            run_holder["run"] = Run([*PYLINT_FLAGS, f"--rcfile={_RCFILE}", str(path)], reporter=reporter, exit=False)
+        else:
+            linter = run_holder["run"].linter
+            linter.set_reporter(reporter)
+            linter.check([str(path)])
+    finally:
+        for folder in added:
+            sys.path.remove(folder)
     _remember(cache)
     return [asdict(diagnostic(m.symbol, m.msg_id, m.msg, m.line, m.column, m.end_line, m.end_column, m.path, m.obj))
             for m in reporter.messages]
@@ -229,8 +253,8 @@ class Linter(Checker):
         cmd = [sys.executable, "-m", "pylint", *PYLINT_FLAGS, f"--rcfile={_RCFILE}",
                "--output-format=json2", str(path)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                                  cwd=_package_root(path))
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=_package_root(path),
+                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(import_roots(path))})
         except subprocess.TimeoutExpired:
             raise CheckTimeout(f"pylint did not finish {path.name} within {timeout:g} s") from None
         try:

@@ -107,8 +107,9 @@ def _undefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
     m = _match(r"(?:Undefined variable|Using variable|Possibly using variable) '([^']+)'", d.message)
     if not m:
         return None
+    function = ctx.candidate.enclosing_function(d.line) or ""
     return {"name": m.group(1), "module": ctx.candidate.module, "owner": _class_of(d, ctx) or "",
-            "function": ctx.candidate.enclosing_function(d.line) or ""}
+            "function": function, "local": ctx.candidate.names_bound_in(function)}
 
 
 def _callee(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -287,7 +288,7 @@ def _abstract(d: Diagnostic, ctx: RuleContext) -> dict | None:
 def _named_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
     m = _match(r"Inheriting '([^']+)'", d.message)
     return {"name": m.group(1).rpartition(".")[2], "module": ctx.candidate.module, "owner": "",
-            "function": ""} if m else None
+            "function": "", "local": []} if m else None
 
 
 def _exception(d: Diagnostic, ctx: RuleContext) -> dict | None:
