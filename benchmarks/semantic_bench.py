@@ -29,7 +29,9 @@ import numpy as np
 from benchmarks.retrieval_bench import SDIST_SKIP, STDLIB_SKIP, prepare
 from codegraph.indexer import index_repository
 from codegraph.semantic.models import EmbeddingError, HashingModel, get_model
-from codegraph.semantic.texts import _strip_docstring
+from codegraph.semantic.search import Weights
+from codegraph.semantic.store import VectorCache
+from codegraph.semantic.texts import _strip_docstring, tokens as codegraph_tokens
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -126,9 +128,6 @@ def evaluate(names, texts, queries, fields=None, learned=None) -> dict:
     out["bm25"] = {**rank_metrics(rankings, asked), "index_s": round(time.perf_counter() - started, 2)}
     # codegraph's search: BM25 over its own terms (identifiers split, plurals and -ing normalised)
     # blended with the embedding as semantic.search.Weights does
-    from codegraph.semantic.search import Weights
-    from codegraph.semantic.texts import tokens as codegraph_tokens
-
     ours = BM25(texts, tokenize=codegraph_tokens)
     out["bm25 (codegraph terms)"] = rank_metrics([ours.top(queries[i]) for i in asked], asked)
     if fields:  # weighted like the terms table: the name counts most (the docstring is the query here)
@@ -159,8 +158,6 @@ SAMPLE = 2000  # the size of the brief's test (MiniLM with torch 0.556 there): M
 def sampled(texts, queries, fields, dense, query_vectors, asked, rounds: int = 5) -> dict:
     """MRR@10 over random corpora of SAMPLE functions (their own queries only), mean of `rounds`:
     the hashing model (fitted on the sample), weighted BM25, the learned model, and the blend."""
-    from codegraph.semantic.texts import tokens as codegraph_tokens
-
     row_of = {i: row for row, i in enumerate(asked)}
     scores: dict[str, list[float]] = {"hash": [], "bm25": [], "learned": [], "hybrid, vector weight 0.7": []}
     for seed in range(rounds):
@@ -198,8 +195,6 @@ def hybrid(lexical_index: BM25, queries: list[str], asked: list[int], query_vect
 
 def cache_check(matrix: np.ndarray, queries: np.ndarray, label: str) -> dict:
     """codegraph's int8 vector cache (what `search` scans) against exact float search."""
-    from codegraph.semantic.store import VectorCache
-
     started = time.perf_counter()
     ids = np.arange(len(matrix), dtype=np.int64)
     cache = VectorCache.quantise(ids, ids, matrix, "bench")

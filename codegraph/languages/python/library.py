@@ -31,7 +31,7 @@ MAX_FILES = 600
 
 # Runs in the target interpreter: where each dotted name's source is, found without importing.
 _FINDER = r'''
-import importlib.machinery, json, os, sys, sysconfig
+import importlib, importlib.machinery, inspect, json, os, sys, sysconfig, warnings
 
 def find(name, search=None):
     path = search
@@ -76,7 +76,6 @@ def own_binary(name):
     return bool(spec and spec.origin and spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)))
 
 def signature(obj, method=False):
-    import inspect
     try:
         text = str(inspect.signature(obj))
     except (TypeError, ValueError):
@@ -96,7 +95,6 @@ def stub(name):
     """A built-in module as Python source: its functions with their signatures, its classes with
     their own methods, its other names with their types, each with its docstring's first line.
     None for a module this interpreter does not hold as its own binary."""
-    import importlib, inspect, warnings
     if "." in name or name in NOT_IMPORTED or not own_binary(name):
         return None
     try:
@@ -335,9 +333,8 @@ def stub_file(name: str, text: str) -> SourceFile:
 
 def library_files(located: dict[str, Located], finder: Finder,
                   max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> list[tuple[SourceFile, str]]:
-    """(source file, layer) for every located module that lives in the stdlib or a site folder,
-    and a stub for each built-in one (`sys`, `math`, `itertools`: no source to read)."""
-    out = [(stub_file(name, finder.stubs[name]), "stdlib") for name in sorted(finder.stubs) if name not in located]
+    """(source file, layer) for every located module that lives in the stdlib or a site folder."""
+    out = []
     for name, where in sorted(located.items()):
         placed = finder.layer_of(where.origin)
         if placed is None:
@@ -395,9 +392,10 @@ class PythonLibrary(Library):
         return candidates(names)
 
     def files(self, modules: list[str]) -> list[tuple[SourceFile, str]]:
-        wanted = set(modules)
-        return [(f, layer) for f, layer in library_files(self.finder.locate(modules), self.finder)
-                if not f.path.startswith(BUILTIN) or f.module in wanted]
+        """The modules' source files, and a stub for each built-in one (`sys`, `math`: no source)."""
+        found = library_files(self.finder.locate(modules), self.finder)
+        stubs = self.finder.stubs
+        return found + [(stub_file(name, stubs[name]), "stdlib") for name in sorted(set(modules) & set(stubs))]
 
     def missing(self, names: set[str]) -> set[str]:
         tops = {name.split(".")[0] for name in names}
