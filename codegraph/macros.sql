@@ -14,6 +14,11 @@ CREATE VIEW all_symbols AS
 -- Whether a dotted module or qualified name has a private part (`httpx._config`, `_pytest.x`).
 CREATE MACRO is_private(dotted) AS regexp_matches(dotted, '(^|\.)_');
 
+-- The words of an identifier, lower case, three letters or more (`dummy_pager` and `mockPager`
+-- share `pager`): how a name written in place of another is related to it when its spelling is not.
+CREATE MACRO name_words(identifier) AS list_distinct(list_filter(
+    string_split(lower(regexp_replace(identifier, '([a-z0-9])([A-Z])', '\1_\2', 'g')), '_'), w -> length(w) >= 3));
+
 -- What an import can name, any layer: each module, and what it defines at its top level (classes,
 -- functions, variables), with its module and `layer`.
 CREATE VIEW top_level AS

@@ -81,7 +81,7 @@ def test_function_redefined_points_at_the_existing_definition(repo, retriever, l
 SAMPLE_PARAMS = {
     "import_error": {"module": "shop.modls", "last": "modls"},
     "names_in_module_like": {"module": "shop.models", "name": "Itme"},
-    "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": []},
+    "members_like": {"owner": "shop.pricing.Special", "name": "describ", "local": [], "forgotten": []},
     "undefined_name": {"name": "Cart", "module": "run", "owner": "", "function": "", "local": []},
     "callee": {"qualname": "shop.pricing.total"},
     "definition": {"qualname": "shop.models.Item.TAX"},
@@ -111,7 +111,7 @@ def test_every_template_runs_on_the_fixture_database(retriever, template):
 
 
 def test_did_you_mean_ranks_the_near_miss_first(retriever):
-    _, rows = retriever.run_template("members_like", {"owner": "Cart", "name": "totl", "local": []})
+    _, rows = retriever.run_template("members_like", {"owner": "Cart", "name": "totl", "local": [], "forgotten": []})
     assert rows[0]["qualname"] == "shop.models.Cart.total"
     _, rows = retriever.run_template("import_error", {"module": "shop.modls", "last": "modls"})
     assert rows[0]["qualname"] == "shop.models"
@@ -530,6 +530,36 @@ def test_a_misspelt_local_is_offered_from_the_names_the_function_binds(store_rep
         "measurments": "measurements", "minimun": "minimum", "LIMT": "LIMIT"}
     assert first["measurments"]["kind"] == "local"
     assert "measurements (local)" in render(report.retrievals)
+
+
+def test_a_name_written_for_a_nested_helper_is_offered_by_a_shared_word(store_repo):
+    """`dummy_pager` for the test's own `def mock_pager` (a fix from rich's history): the
+    spellings are far apart (Jaro-Winkler 0.78) but share a word, and the helper defined inside
+    the function is one of the names it can read."""
+    index_repository(store_repo, jobs=1)
+    report = _diagnosed(store_repo, "store/cand4.py", "def test_pager():\n    def mock_pager(content):\n"
+                        "        return content\n    calls = []\n    calls.append(dummy_pager)\n"
+                        "    return unrelated_name\n")
+    found = {re.search(r"'(\w+)'", r.diagnostic.message).group(1): r for r in report.retrievals
+             if r.diagnostic.symbol == "undefined-variable"}
+    assert found["dummy_pager"].source == "rule" and found["dummy_pager"].rows[0]["name"] == "mock_pager"
+    assert not any(row["kind"] == "local" for row in found["unrelated_name"].rows)  # no word shared
+
+
+def test_a_member_of_a_base_the_class_forgot_is_offered(store_repo):
+    """`class LoopsTests:` among TestCase classes calling `self.asserTrue` (more-itertools'
+    history): the class has no such member, but a base its module's other classes derive from
+    has `assertTrue`; the card says which class uses that base."""
+    (store_repo / "store" / "test_core.py").write_text("import unittest\n")  # unittest in the graph
+    index_repository(store_repo, jobs=1)
+    report = _diagnosed(store_repo, "store/test_cand.py", "from unittest import TestCase\n\n\n"
+                        "class PrimeTests(TestCase):\n    def test_a(self):\n        self.assertTrue(1)\n\n\n"
+                        "class LoopsTests:\n    def test_basic(self):\n        self.asserTrue(1)\n")
+    (found,) = [r for r in report.retrievals if r.diagnostic.symbol == "no-member"]
+    first = found.rows[0]
+    assert first["qualname"] == "unittest.case.TestCase.assertTrue"
+    assert "PrimeTests derives from" in first["reason"] and "missing base" in first["reason"]
+    assert sum("missing base" in (r.get("reason") or "") for r in found.rows) <= 3
 
 
 def test_a_test_beside_the_package_is_linted_with_the_package_importable(tmp_path):

@@ -4,7 +4,8 @@
 -- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
 -- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
 -- near-miss top-level names anywhere and built-ins, and near-miss names the code can already read (its
--- function's parameters and bindings, its file's own names: `measurments` for `measurements`).
+-- function's parameters and bindings, its file's own names: `measurments` for `measurements`; or
+-- that share a word with it: `dummy_pager` for the function's own `mock_pager`).
 -- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $function (the
 -- function being written: `encode` inside Codec.encode means another encode, not itself), $local
 -- (the names bound where the name is read, from the candidate: not in the graph yet), $limit
@@ -64,9 +65,10 @@ SELECT * FROM (
       AND NOT starts_with(name, '_') AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
     UNION ALL
     SELECT n, 'local', n, NULL, NULL, NULL, NULL, NULL,
-           jaro_winkler_similarity(lower(n), lower($name)) + 0.01, 'fuzzy'
+           greatest(jaro_winkler_similarity(lower(n), lower($name)) + 0.01, 0.8), 'fuzzy'
     FROM unnest(CAST($local AS VARCHAR[])) AS t(n)
-    WHERE n <> $name AND jaro_winkler_similarity(lower(n), lower($name)) >= 0.85
+    WHERE n <> $name AND (jaro_winkler_similarity(lower(n), lower($name)) >= 0.85
+                          OR len(list_intersect(name_words(n), name_words($name))) > 0)
 )
 ORDER BY score DESC, qualname
 LIMIT $limit;

@@ -93,8 +93,9 @@ class Candidate:
         return found
 
     def names_bound_in(self, function: str | None) -> list[str]:
-        """The names code in `function` can read without an import: its parameters and the names
-        it (or a function around it) binds, and what the file binds at module level."""
+        """The names code in `function` can read without an import: its parameters, the names
+        it (or a function around it) binds or defines (`def helper` inside it), and what the file
+        binds at module level."""
         def visible(scope: str) -> bool:
             return bool(function) and (function == scope or function.startswith(scope + "."))
 
@@ -103,6 +104,8 @@ class Candidate:
         names |= {r.bound_name for r in self.rows("imports") if r.scope_qualname == self.module and r.bound_name}
         names |= {r.name for table in ("globals", "classes") for r in self.rows(table)
                   if r.qualname == f"{self.module}.{r.name}"}
+        names |= {r.name for table in ("nested_functions", "classes") for r in self.rows(table)
+                  if r.scope_qualname and visible(r.scope_qualname.removesuffix(".<locals>"))}
         return sorted(names)
 
     def local_definition(self, name: str) -> str | None:
@@ -127,7 +130,8 @@ class Candidate:
 
 
 class GraphNames:
-    """Canonical qualnames from the graph, following re-exports and inheritance, in SQL."""
+    """Canonical qualnames from the graph (any layer: `unittest.TestCase` is unittest.case's),
+    following re-exports and inheritance, in SQL."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
@@ -142,7 +146,7 @@ class GraphNames:
         if self.kind(dotted):
             return dotted
         row = self.con.execute(
-            """SELECT resolved_qualname, target FROM imports
+            """SELECT resolved_qualname, target FROM all_imports
                WHERE module || '.' || bound_name = $d AND scope_qualname = module AND NOT is_star LIMIT 1""",
             {"d": dotted}).fetchone()
         if row:

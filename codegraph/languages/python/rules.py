@@ -99,8 +99,26 @@ def _no_member_on_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
                     break
     if qualname is None:
         qualname = resolve_in_candidate(ctx.graph, cand, owner, d.line)
-    local = sorted(cand.own_members(klass)) if klass and klass.rpartition(".")[2] == owner else []
-    return {"owner": qualname or owner, "name": name, "local": local}
+    own = klass is not None and klass.rpartition(".")[2] == owner
+    local = sorted(cand.own_members(klass)) if own else []
+    return {"owner": qualname or owner, "name": name, "local": local,
+            "forgotten": _forgotten_bases(ctx, klass, d.line) if own else []}
+
+
+def _forgotten_bases(ctx: RuleContext, klass: str, line: int) -> list[dict]:
+    """The bases the candidate's other classes derive from and `klass` does not list (resolved
+    in the graph): `class LoopsTests:` among TestCase classes may have forgotten TestCase."""
+    cand = ctx.candidate
+    own = {resolve_in_candidate(ctx.graph, cand, base, line) for base in cand.bases_of(klass)}
+    found: dict[str, str] = {}
+    for row in sorted(cand.rows("classes"), key=lambda r: r.start_line):
+        if row.qualname == klass:
+            continue
+        for base in cand.bases_of(row.qualname):
+            resolved = resolve_in_candidate(ctx.graph, cand, base, line)
+            if resolved and resolved not in own and resolved != "builtins.object" and ctx.graph.kind(resolved) == "class":
+                found.setdefault(resolved, row.qualname)
+    return [{"base": base, "user_class": user} for base, user in found.items()]
 
 
 def _undefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -251,7 +269,8 @@ def _access_before_definition(d: Diagnostic, ctx: RuleContext) -> dict | None:
     if not (m and owner):
         return None
     klass = ctx.candidate.enclosing_class(d.line)
-    return {"owner": owner, "name": m.group(1), "local": sorted(ctx.candidate.own_members(klass)) if klass else []}
+    return {"owner": owner, "name": m.group(1), "local": sorted(ctx.candidate.own_members(klass)) if klass else [],
+            "forgotten": []}
 
 
 def _expression_at(d: Diagnostic, ctx: RuleContext) -> str | None:
