@@ -11,7 +11,9 @@ resolved calls; nobody here chose them). Reported at budgets of 500, 1,000 and 2
 mean dependency recall, against two baselines at the same budget, in the same run: naive RAG
 (the embedding's top code chunks, whole sources, until the budget is spent) and its BM25
 equivalent. Also the task context's precision (the share of the definitions it shows that the body
-calls: calls only, so a floor) and the latency of one task-level context.
+calls: calls only, so a floor), recall and precision against everything the body uses (its calls,
+and the project definitions it reads or names in an annotation: attributes count), and the
+latency of one task-level context.
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ BUDGETS = (500, 1000, 2000)
 _NAMED = ('local', 'import', 'self', 'super', 'type', 'alias', 'return', 'container', 'wrapper', 'partial',
           'getattr')
 REQUIREMENTS = {**PROJECTS, "click": "click==8.1.7"}
+# What the body uses besides its calls: the project definitions it reads or names in an annotation
+# (`self.rows`, `column._cells`, `Column`), for the precision of everything the context shows,
+# attributes included (calls alone count every attribute line as noise).
+_READS = """
+SELECT list(DISTINCT r.resolved_qualname) FROM refs r JOIN symbols d ON d.qualname = r.resolved_qualname
+WHERE (r.scope_qualname = $q OR starts_with(r.scope_qualname, $q || '.<locals>.')) AND d.kind <> 'module'
+  AND r.resolved_qualname <> $q AND NOT starts_with(r.resolved_qualname, $q || '.')
+"""
 _DEPENDENCIES = f"""
 SELECT s.qualname, s.path, s.module, s.class_qualname, s.signature, s.docstring,
        list(DISTINCT c.resolved_callee) AS deps
@@ -68,7 +78,15 @@ def targets(db_path: Path, per_project: int, seed: int = 13) -> list[dict]:
             "description": doc.strip().split("\n\n")[0], "deps": sorted(deps)}
            for q, p, m, cls, sig, doc, deps in rows if "<locals>" not in q]
     random.Random(seed).shuffle(out)
-    return sorted(out[:per_project], key=lambda t: t["qualname"])
+    chosen = sorted(out[:per_project], key=lambda t: t["qualname"])
+    con = connect_readonly(db_path)
+    try:
+        for target in chosen:
+            reads = con.execute(_READS, {"q": target["qualname"]}).fetchone()[0] or []
+            target["uses"] = sorted(set(target["deps"]) | set(reads))
+    finally:
+        con.close()
+    return chosen
 
 
 def chunks_recall(con, db_path: Path, target: dict, mode: str, budget: int) -> float:
@@ -93,12 +111,13 @@ def chunks_recall(con, db_path: Path, target: dict, mode: str, budget: int) -> f
 
 def evaluate(db_path: Path, chosen: list[dict]) -> dict:
     results = {b: {"task context": [], "naive RAG (embedding)": [], "BM25 chunks": [],
-                   "task context precision": []} for b in BUDGETS}
+                   "task context precision": [], "task context, uses": [], "task context precision, uses": []}
+               for b in BUDGETS}
     times = []
     con = connect_readonly(db_path)
     try:
         for target in chosen:
-            deps = set(target["deps"])
+            deps, uses = set(target["deps"]), set(target["uses"])
             for budget in BUDGETS:
                 started = time.perf_counter()
                 found = task_context(db_path, target["description"], target["path"], target["symbol"],
@@ -107,6 +126,8 @@ def evaluate(db_path: Path, chosen: list[dict]) -> dict:
                 results[budget]["task context"].append(len(found.qualnames() & deps) / len(deps))
                 shown = {i.qualname for i in found.items if i.kind != "import"}  # definitions, not import lines
                 results[budget]["task context precision"].append(len(shown & deps) / len(shown) if shown else 0.0)
+                results[budget]["task context, uses"].append(len(found.qualnames() & uses) / len(uses))
+                results[budget]["task context precision, uses"].append(len(shown & uses) / len(shown) if shown else 0.0)
                 results[budget]["naive RAG (embedding)"].append(chunks_recall(con, db_path, target, "vector", budget))
                 results[budget]["BM25 chunks"].append(chunks_recall(con, db_path, target, "bm25", budget))
     finally:

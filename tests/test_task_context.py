@@ -155,3 +155,87 @@ def test_personalised_pagerank_matches_networkx_google_matrix():
     assert set(ours) == set(nodes)
     assert max(abs(ours[n] - v) for n, v in zip(nodes, vector.tolist())) < 1e-9
     assert _personalised_pagerank([], "alone") == {"alone": 1.0}
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """A class with many bare attributes, a module imported as a module, and library imports:
+    what a context has to rank (rich's Table.add_row, issue 29)."""
+    repo = tmp_path_factory.mktemp("grid")
+    pkg = repo / "grid"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "errors.py").write_text('class NotRenderableError(Exception):\n    """A cell that cannot be drawn."""\n\n\n'
+                                   'def _internal():\n    pass\n')
+    attributes = "".join(f"        self.option_{i} = None\n" for i in range(40))
+    (pkg / "table.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass, field
+        from typing import Dict, List, Optional, Tuple
+        from . import errors
+
+
+        class Column:
+            """A column of cells."""
+
+
+        class Table:
+            """A grid of cells."""
+
+            def __init__(self):
+        ''') + attributes + textwrap.dedent('''
+            def add_column(self, header):
+                """Add a column."""
+                return Column()
+
+            def add_row(self, *cells):
+                """Add a row of cells."""
+                for cell in cells:
+                    if cell is None:
+                        raise errors.NotRenderableError(cell)
+                    self.add_column(cell)
+        ''').replace("\n", "\n    ").replace("\n    class", "\nclass").replace("\n    def add", "\n    def add"))
+    return index_repository(repo, jobs=1).db_path
+
+
+def test_methods_and_the_projects_names_come_before_bare_attributes_and_library_imports(grid):
+    found = task_context(grid, "Add a row of cells.", "grid/table.py", "Table.add_row", budget_tokens=2000)
+    order = [i.qualname for i in sorted(found.items, key=lambda i: -i.score)]
+    assert order.index("grid.table.Table.add_column") < order.index("grid.table.Table.option_0")
+    assert order.index("grid.table.Column") < order.index("grid.table.Table.option_0")
+    assert order.index("grid.errors") < order.index("typing.Dict")  # a project import before the library's
+    # one object further: what the imported module `errors` defines, its private names left out
+    assert "grid.errors.NotRenderableError" in found.qualnames()
+    assert "\nin errors: class NotRenderableError(Exception)" in found.text
+    assert "a module the target module imports" not in found.text  # the heading says why, once
+    assert "grid.errors._internal" not in found.qualnames()
+    assert "grid.table.Table.add_row" not in found.qualnames()  # never the target itself
+    small = task_context(grid, "Add a row of cells.", "grid/table.py", "Table.add_row", budget_tokens=150)
+    assert "grid.table.Table.add_column" in small.qualnames()
+    # an attribute costs its name, not a reason its heading gives (unless something else found it too)
+    assert any(line.startswith("option_") and "#" not in line for line in found.text.splitlines())
+
+
+def test_what_the_functions_beside_the_target_import_in_their_bodies_is_offered(tmp_path):
+    """A local import (a cycle kept lazy) is invisible in the module's imports: the target may
+    need the same name. Its own body's imports stay hidden."""
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models.py").write_text("def load(key):\n    return key\n\n\ndef only_for_target():\n    pass\n")
+    (pkg / "views.py").write_text(textwrap.dedent('''
+        def show(key):
+            """Show a record."""
+            from app.models import load
+            return load(key)
+
+
+        def edit(key):
+            """Edit a record."""
+            from app.models import only_for_target
+            return only_for_target()
+    '''))
+    db = index_repository(tmp_path, jobs=1).db_path
+    found = task_context(db, "Edit a record.", "app/views.py", "edit")
+    reasons = {i.qualname: i.reasons for i in found.items}
+    assert "imported inside show" in reasons["app.models.load"]
+    assert not any("imported inside edit" in r for rs in reasons.values() for r in rs)

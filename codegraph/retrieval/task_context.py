@@ -130,36 +130,68 @@ class TaskContextBuilder:
                           (f": {_first_line(head[2])}" if head and head[2] else ""), )
         for qualname, kind, name, signature, annotation, doc, defined_in in rows:
             own = defined_in == owner
-            reason = "member of the enclosing class" if own else f"inherited from {defined_in}"
-            section.items.append(Item(qualname, kind, _compact(kind, name, signature, annotation), 0.9 if own else 0.7,
-                                      [reason], _first_line(doc)))
+            reason = _OWN_MEMBER if own else f"inherited from {defined_in}"
+            section.items.append(Item(qualname, kind, _compact(kind, name, signature, annotation),
+                                      _member_score(kind, name, annotation, own), [reason], _first_line(doc)))
         return section
 
     def module_section(self, module: str, target: str, owner: str | None, near_line: int | None) -> Section:
         """Its imports (cheap lines), and its top-level names, those defined near the target first."""
         section = Section(f"The module {module}: what it imports and defines")
-        for bound, target_name, resolved, line in self._rows("""
-                SELECT bound_name, target, resolved_qualname, line FROM imports
-                WHERE module = $m AND scope_qualname = $m AND NOT is_star ORDER BY line""", {"m": module}):
+        for bound, target_name, resolved, line, in_project in self._rows("""
+                SELECT i.bound_name, i.target, i.resolved_qualname, i.line,
+                       i.resolved_qualname IN (SELECT qualname FROM symbols) AS in_project
+                FROM imports i
+                WHERE i.module = $m AND i.scope_qualname = $m AND NOT i.is_star ORDER BY i.line""", {"m": module}):
             qualname = resolved or target_name or bound
-            section.items.append(Item(qualname, "import", f"{bound} = {target_name}", 0.55,
-                                      ["imported by the target module"]))
+            # the project's own names before the library's (typing, dataclasses: known to any model)
+            section.items.append(Item(qualname, "import", f"{bound} = {target_name}", 0.65 if in_project else 0.35,
+                                      [_IMPORTED]))
+        for bound, target_name, resolved, scope in self._rows("""
+                SELECT bound_name, target, resolved_qualname, min(scope_qualname) FROM imports
+                WHERE module = $m AND scope_qualname <> $m AND NOT is_star AND resolved_qualname IS NOT NULL
+                  AND NOT (scope_qualname = $t OR starts_with(scope_qualname, $t || '.'))
+                  AND bound_name NOT IN (SELECT bound_name FROM imports WHERE module = $m AND scope_qualname = $m)
+                GROUP BY ALL ORDER BY 4, 1""", {"m": module, "t": target}):
+            # what the functions beside the target import in their bodies (a cycle kept lazy, a slow
+            # import deferred): the target may need the same, and the module's imports do not show it
+            section.items.append(Item(resolved, "import", f"{bound} = {target_name}", 0.5,
+                                      [f"imported inside {scope.removeprefix(module + '.')}"]))
         for qualname, kind, name, signature, doc, line in self._rows("""
                 SELECT qualname, kind, name, signature, docstring, start_line FROM symbols
                 WHERE module = $m AND qualname = module || '.' || name AND kind IN ('class', 'function', 'variable')
                   AND qualname <> $t AND qualname IS DISTINCT FROM $o
                 ORDER BY start_line""", {"m": module, "t": target, "o": owner}):
             nearness = math.exp(-abs((line or 0) - near_line) / 80) if near_line else 0.0
-            section.items.append(Item(qualname, kind, _compact(kind, name, signature), 0.45 + 0.3 * nearness,
-                                      ["defined in the target module" + (" near the target" if nearness > 0.5 else "")],
+            base = 0.5 if kind in ("class", "function") else 0.45
+            section.items.append(Item(qualname, kind, _compact(kind, name, signature), base + 0.25 * nearness,
+                                      [_DEFINED + (" near the target" if nearness > 0.5 else "")],
                                       _first_line(doc)))
         return section
 
-    def named_types_section(self, module: str, text: str, skip: set[str]) -> Section:
+    def imported_modules_section(self, module: str) -> Section:
+        """One object further: the public top-level names of the project modules the target module
+        imports as modules (`from . import errors` makes `errors.NotRenderableError` reachable;
+        the import line alone does not say what is in it)."""
+        section = Section("Modules the target module imports: what they define")
+        for bound, qualname, kind, name, signature, doc in self._rows("""
+                SELECT i.bound_name, s.qualname, s.kind, s.name, s.signature, s.docstring
+                FROM imports i JOIN modules m ON m.qualname = i.resolved_qualname
+                JOIN symbols s ON s.module = m.qualname AND s.qualname = s.module || '.' || s.name
+                WHERE i.module = $m AND i.scope_qualname = $m AND NOT i.is_star
+                  AND s.kind IN ('class', 'function') AND NOT starts_with(s.name, '_')
+                ORDER BY i.line, s.start_line""", {"m": module}):
+            section.items.append(Item(qualname, kind, f"in {bound}: {_compact(kind, name, signature)}", 0.5,
+                                      [_IN_IMPORTED_MODULE], _first_line(doc)))
+        return section
+
+    def named_types_section(self, module: str, signature: str, description: str, skip: set[str]) -> Section:
         """Project classes the signature or the description names (`cart: Cart`): their public
-        members, as RRR's get_class_info gives them."""
+        members, as RRR's get_class_info gives them; a class the signature names (a parameter's
+        type, the return type) is more likely used than one the description mentions."""
         section = Section("Classes the task names")
-        for word in dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9_]+\b", text)):
+        typed = set(re.findall(r"\b[A-Z][A-Za-z0-9_]+\b", signature))
+        for word in dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9_]+\b", f"{signature} {description}")):
             row = self.con.execute("""
                 SELECT coalesce(i.resolved_qualname, c.qualname) FROM (SELECT 1) LEFT JOIN imports i
                   ON i.module = $m AND i.bound_name = $w AND i.resolved_qualname IS NOT NULL
@@ -173,7 +205,8 @@ class TaskContextBuilder:
             for q, kind, name, signature, annotation, doc, defined_in in self._rows("""
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):
-                section.items.append(Item(q, kind, f"in {word}: {_compact(kind, name, signature, annotation)}", 0.85,
+                score = (0.75 if word in typed else 0.6) - (0.0 if kind in _CALLABLE_KINDS else 0.15)
+                section.items.append(Item(q, kind, f"in {word}: {_compact(kind, name, signature, annotation)}", score,
                                           [f"member of {word}, which the task names"], _first_line(doc)))
         return section
 
@@ -285,7 +318,8 @@ class TaskContextBuilder:
         if owner and owner != target:
             sections.append(self.class_section(owner, target))
         sections.append(self.module_section(module, target, owner, line[0] if line else None))
-        sections.append(self.named_types_section(module, f"{signature or ''} {description}", {owner or ""}))
+        sections.append(self.named_types_section(module, signature or "", description, {owner or ""}))
+        sections.append(self.imported_modules_section(module))
         elsewhere = Section("Elsewhere in the project")
         sections.append(elsewhere)
         candidates: dict[str, Item] = {}
@@ -329,6 +363,26 @@ class TaskContextBuilder:
         return notes
 
 
+_CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "property", "function"})
+# What the heading of an item's section already says: not repeated on every line (a class's forty
+# attributes cost a token or two each, not ten).
+_OWN_MEMBER, _IMPORTED, _DEFINED = "member of the enclosing class", "imported by the target module", "defined in the target module"
+_IN_IMPORTED_MODULE = "defined in a module the target module imports"
+_SAID_BY_THE_HEADING = frozenset({_OWN_MEMBER, _IMPORTED, _DEFINED, _IN_IMPORTED_MODULE})
+
+
+def _member_score(kind: str, name: str, annotation: str | None, own: bool) -> float:
+    """How likely code written in the class uses a member: its own methods first, then what it
+    inherits; attributes (annotated ones first: the annotation says what they hold) and special
+    methods (run by operations, rarely called) after them."""
+    special = name.startswith("__") and name.endswith("__")
+    if kind in _CALLABLE_KINDS and not special:
+        return 0.9 if own else 0.7
+    if special:
+        return (0.75 if own else 0.45) if name == "__init__" else (0.6 if own else 0.4)
+    return (0.85 if annotation else 0.8) if own else (0.5 if annotation else 0.45)
+
+
 def _personalised_pagerank(edges: list[tuple[str, str, int]], seed: str, alpha: float = 0.85,
                            steps: int = 60) -> dict[str, float]:
     """PageRank that teleports to `seed` only (and from dead ends), by sparse power iteration:
@@ -356,7 +410,8 @@ def _personalised_pagerank(edges: list[tuple[str, str, int]], seed: str, alpha: 
 
 
 def _entry(item: Item, elsewhere: bool) -> str:
-    entry = f"{item.line}  # {'; '.join(item.reasons)}"
+    reasons = [r for r in item.reasons if r not in _SAID_BY_THE_HEADING]
+    entry = f"{item.line}  # {'; '.join(reasons)}" if reasons else item.line
     if not elsewhere:
         return entry
     extras = [f'    """{item.doc}"""' if item.doc else "", f"    {item.import_line}" if item.import_line else ""]
