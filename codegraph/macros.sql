@@ -28,6 +28,16 @@ CREATE VIEW top_level AS
     UNION ALL
     SELECT qualname, kind, name, module, layer FROM all_globals;
 
+-- pytest fixtures, any layer: module-level functions decorated with `fixture` or `pytest.fixture`
+-- (with or without arguments), by the name a test asks for them with (`name=` when given). A
+-- test gets one by naming it as a parameter: the project's conftest.py files and pytest's own
+-- (`tmp_path`, `monkeypatch`, `pytestconfig`) included.
+CREATE VIEW fixtures AS
+    SELECT coalesce(nullif(regexp_extract(d, 'name\s*=\s*[''"]([^''"]+)', 1), ''), g.name) AS name,
+           g.qualname, g.module, g.path, g.start_line, g.signature, g.docstring, g.layer
+    FROM all_globals g, unnest(g.decorators) AS t(d)
+    WHERE regexp_matches(d, '^(pytest\.)?fixture\b');
+
 -- What each module's top-level imports bind, and to what (any layer): `from ._client import Client`
 -- in httpx/__init__.py binds Client to httpx._client.Client; `import os.path` binds os to the
 -- module os, not to os.path. A star import (`is_star`) copies the public names of `qualname`.

@@ -13,7 +13,9 @@ from codegraph.retrieval.context import render
 from codegraph.retrieval.diagnose import diagnose, parse_lines
 from codegraph.retrieval.engine import Retriever, extract_sql, query_terms
 from codegraph.languages import CheckError, CheckTimeout, Diagnostic, language
+from codegraph.languages.checks import Site
 from codegraph.languages.python.lint import Linter
+from codegraph.languages.python.repairs import undefined
 from codegraph.languages.python.rules import RULES
 from codegraph.retrieval.rules import template_names, uncovered
 
@@ -621,3 +623,65 @@ def test_of_two_calls_starting_at_one_column_the_one_pylint_marks_the_end_of_is_
                                "from .models import Cart\n\n\ndef owed():\n"
                                "    return Cart('me', None, 'x', 'y').total()\n", "too-many-function-args")
     assert result.source == "rule" and result.rows[0]["qualname"] == "shop.models.Cart.__init__"
+
+
+@pytest.fixture(scope="module")
+def tested_repo(tmp_path_factory):
+    """A project with pytest tests: a conftest fixture, pytest's own in the library layer."""
+    repo = tmp_path_factory.mktemp("tested")
+    (repo / "app").mkdir()
+    (repo / "app" / "__init__.py").write_text("")
+    (repo / "app" / "core.py").write_text("def load(path):\n    return path\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef session_store():\n    return {}\n\n\n"
+        "@pytest.fixture(name='clock')\ndef _frozen_clock():\n    return 0\n")
+    (repo / "tests" / "test_core.py").write_text("from app.core import load\n\n\ndef test_load():\n    assert load(1)\n")
+    index_repository(repo, jobs=1)
+    return repo
+
+
+def test_a_test_gets_the_fixtures_it_can_ask_for_as_cards(tested_repo):
+    """In test code an undefined name may be a fixture to take as a parameter: pytest's own
+    (`tmp_path`), the conftest's under the name it registers (`clock`), a near one by a shared
+    word (`store` for session_store); outside tests, no fixture is offered."""
+    report = _diagnosed(tested_repo, "tests/test_cand.py",
+                        "from app.core import load\n\n\ndef test_paths():\n    assert load(tmp_path)\n"
+                        "    assert clock == 0\n    assert store == {}\n")
+    first = {re.search(r"'(\w+)'", r.diagnostic.message).group(1): r.rows[0] for r in report.retrievals
+             if r.diagnostic.symbol == "undefined-variable"}
+    assert first["tmp_path"]["qualname"] == "_pytest.tmpdir.tmp_path"
+    assert first["tmp_path"]["import_line"] == "a pytest fixture: add tmp_path as a parameter of test_paths"
+    assert first["clock"]["qualname"] == "tests.conftest._frozen_clock" and first["clock"]["match"] == "exact"
+    assert first["store"]["name"] == "session_store"
+    plain = _diagnosed(tested_repo, "app/cand.py", "def paths():\n    return tmp_path\n")
+    (undefined,) = [r for r in plain.retrievals if r.diagnostic.symbol == "undefined-variable"]
+    assert not any("fixture" in (row.get("import_line") or "") for row in undefined.rows)
+
+
+def test_a_global_pytest_no_longer_has_is_answered_with_its_fixture(tested_repo):
+    """`pytest.config` was removed in pytest 5 (flask's history): the pytestconfig fixture."""
+    report = _diagnosed(tested_repo, "tests/test_cand2.py",
+                        "import pytest\n\n\ndef test_option():\n    assert pytest.config.getoption('x')\n")
+    (found,) = [r for r in report.retrievals if r.diagnostic.symbol == "no-member"]
+    assert "_pytest.fixtures.pytestconfig" in [row["qualname"] for row in found.rows[:3]]
+
+
+def test_the_offline_repair_adds_only_import_lines_and_writes_self_for_a_member():
+    """A card's `import_line` may say how else to reach a name (`self.total  (a member of Cart)`,
+    `a pytest fixture: ...`): only real import lines are added to the file; a member the code
+    forgot `self.` for gets it."""
+    d = Diagnostic("undefined-variable", "E0602", "Undefined variable 'total'", 2, 15)
+    member = {"qualname": "shop.Cart.total", "name": "total", "match": "exact",
+              "import_line": "self.total  (a member of shop.Cart)"}
+    site = Site(["    def show(self):", "        return total + x.total"], 1, d, member, ["total"], (1, 2), [])
+    assert undefined(site) == "total -> self.total"
+    assert site.lines[1] == "        return self.total + x.total" and site.imports == []
+    fixture = {"qualname": "_pytest.tmpdir.tmp_path", "name": "tmp_path", "match": "exact",
+               "import_line": "a pytest fixture: add tmp_path as a parameter of test_x"}
+    site = Site(["def test_x():", "    return tmp_path"], 1, d, fixture, ["tmp_path"], (1, 2), [])
+    assert undefined(site) is None and site.imports == [] and site.lines[1] == "    return tmp_path"
+    imported = {"qualname": "os.path.join", "name": "join", "match": "exact", "import_line": "from os.path import join"}
+    site = Site(["def f():", "    return join('a')"], 1, d, imported, ["join"], (1, 2), [])
+    assert undefined(site) == "from os.path import join" and site.imports == ["from os.path import join"]

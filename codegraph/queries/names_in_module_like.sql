@@ -1,5 +1,5 @@
 -- no-name-in-module, and no-member on a module: what module $module really offers, nearest
--- $name first, then $name where it is really defined.
+-- $name first, then $name where it is really defined; for `pytest.X`, the fixtures named like X.
 -- $module, $name, $limit
 SELECT * FROM (
     SELECT s.qualname, s.kind, s.name, s.signature, s.docstring, s.path, s.start_line,
@@ -29,6 +29,12 @@ SELECT * FROM (
     SELECT qualname, 'module', name, NULL, docstring, path, 1, 'from ' || $module || ' import ' || name,
            jaro_winkler_similarity(lower(name), lower($name)), 'fuzzy'
     FROM all_modules WHERE qualname = $module || '.' || name
+    UNION ALL  -- what pytest once offered as a global is a fixture now: `pytest.config` -> pytestconfig
+    SELECT qualname, 'function', name, signature, docstring, path, start_line,
+           'a pytest fixture: add ' || name || ' as a parameter of the test', 0.95, 'fuzzy'
+    FROM fixtures
+    WHERE $module = 'pytest' AND starts_with(module, '_pytest.') AND NOT starts_with(name, '_')
+      AND length($name) >= 3 AND contains(lower(name), lower($name))
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'from ' || module || ' import ' || name, 1.01, 'exact'

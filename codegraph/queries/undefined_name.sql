@@ -3,7 +3,8 @@
 -- first among equals), a member of
 -- the enclosing class $owner of that name (the code forgot `self.`), a name of a module the
 -- candidate's module already imports (`mod.name`), names of the candidate's own module near it,
--- near-miss top-level names anywhere and built-ins, and near-miss names the code can already read (its
+-- near-miss top-level names anywhere and built-ins, in test code the pytest fixtures it can ask for by a
+-- parameter, and near-miss names the code can already read (its
 -- function's parameters and bindings, its file's own names: `measurments` for `measurements`; or
 -- that share a word with it: `dummy_pager` for the function's own `mock_pager`).
 -- $name, $module (the candidate's module), $owner (enclosing class qualname or ''), $function (the
@@ -16,6 +17,15 @@ WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `
       AND (layer = 'project' OR NOT is_private(module))
 ), spelled AS (  -- the way to import each definition the name can mean: its public path first
     SELECT qualname, import_line, via, rank FROM import_candidates($name) WHERE choice = 1
+), fixture AS (  -- in test code, the fixtures it can ask for by a parameter: its module's, its
+                   -- conftest.py files' (the package's and those above it), pytest's own
+    SELECT * FROM fixtures
+    WHERE (regexp_matches($function, '(^|\.)test[^.]*$')
+           OR regexp_matches($module, '(^|\.)(test_[^.]*|[^.]*_test|conftest)$'))
+      AND (module = $module
+           OR (layer = 'project' AND regexp_matches(module, '(^|\.)conftest$')
+               AND starts_with($module || '.', regexp_replace(module, 'conftest$', '')))
+           OR (layer <> 'project' AND starts_with(module, '_pytest.') AND NOT starts_with(name, '_')))
 ), imported AS (
     SELECT DISTINCT bound_name, resolved_qualname AS module FROM imports
     WHERE module = $module AND scope_qualname = $module AND NOT is_star AND resolution = 'module'
@@ -58,6 +68,13 @@ SELECT * FROM (
            jaro_winkler_similarity(lower(name), lower($name)) - 0.02, 'fuzzy'
     FROM members_of($owner) WHERE class = $owner AND name <> $name
       AND jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+    UNION ALL  -- a fixture: the test names it as a parameter (`pytestconfig`, `tmp_path`, conftest's)
+    SELECT qualname, 'function', name, signature, docstring, path, start_line,
+           'a pytest fixture: add ' || name || ' as a parameter of ' || regexp_extract($function, '[^.]*$'),
+           CASE WHEN name = $name THEN 1.02 ELSE greatest(jaro_winkler_similarity(lower(name), lower($name)), 0.8) END,
+           CASE WHEN name = $name THEN 'exact' ELSE 'fuzzy' END
+    FROM fixture WHERE name = $name OR jaro_winkler_similarity(lower(name), lower($name)) >= 0.85
+       OR len(list_intersect(name_words(name), name_words($name))) > 0
     UNION ALL  -- a near-miss built-in (`xrange` for `range`): no import needed
     SELECT qualname, kind, name, signature, docstring, path, start_line, NULL,
            jaro_winkler_similarity(lower(name), lower($name)) - 0.03, 'fuzzy'

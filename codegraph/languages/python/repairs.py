@@ -74,11 +74,15 @@ def undefined(site: Site) -> str | None:
     if not site.names:
         return None
     bad, top = site.names[0], site.top
-    if top.get("match") == "exact" and top.get("import_line"):
-        if top["import_line"] in site.imports:
+    said = top.get("import_line") or ""  # an import line, or how else to reach the name (`self.x  (...)`)
+    if top.get("match") == "exact" and said.startswith(("import ", "from ")):
+        if said in site.imports:
             return None
-        site.imports.append(top["import_line"])
-        return top["import_line"]
+        site.imports.append(said)
+        return said
+    if top.get("match") == "exact" and said.startswith(f"self.{bad} "):  # a member the code forgot `self.` for
+        site.lines[site.index] = _replace_word(site.line, bad, f"self.{bad}")
+        return f"{bad} -> self.{bad}"
     if _near(bad, top.get("name")):
         site.lines[site.index] = _replace_word(site.line, bad, top["name"])
         return f"{bad} -> {top['name']}"
