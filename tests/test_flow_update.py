@@ -671,6 +671,22 @@ ELSEWHERE = {
         "p/s.py": "from p.a import A\n\n\nclass T(A):\n    pass\n",
     }, "p/s.py", "from p.a import A\n\n\nclass T(A):\n    pass\n\n\nclass S(A):\n    pass\n",
         {("p.a.A.clone", "p.s.T", "override"), ("p.a.A.clone", "p.s.S", "override")}),
+    # A class attribute names another class: a variable set from it, called in a file that
+    # names neither class, makes the new one
+    "class_held_in_an_attribute": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    pass\n\n\nclass B:\n    pass\n",
+        "p/k.py": "from p.a import A, B\n\n\nclass Builder:\n    node_class = A\n",
+        "p/u.py": "from p.k import Builder\n\n\ndef use(b: Builder):\n    make = b.node_class\n    return make()\n",
+    }, "p/k.py", "from p.a import A, B\n\n\nclass Builder:\n    node_class = B\n", {("p.u.use", "p.a.B", "alias")}),
+    # A subclass added in another file: a receiver made by its class here runs that class's method only
+    "exact_receiver_beside_a_new_subclass": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def close(self):\n        pass\n",
+        "p/s.py": "from p.a import A\n",
+        "p/u.py": "from p.a import A\n\n\ndef use(given: A):\n    made = A()\n    made.close()\n    given.close()\n",
+    }, "p/s.py", "from p.a import A\n\n\nclass S(A):\n    def close(self):\n        pass\n",
+        {("p.u.use", "p.a.A.close", "type"), ("p.u.use", "p.s.S.close", "override")}),
 }
 
 

@@ -67,6 +67,14 @@ _CALLS_ITS_ARGUMENTS: dict[str, tuple] = {
     "itertools.takewhile": (0,), "itertools.dropwhile": (0,), "itertools.groupby": (1, "key"),
     "itertools.accumulate": (1, "func"), "threading.Thread": ("target",), "atexit.register": (0,),
     "functools.update_wrapper": (),
+    # a replacement function, sort keys, handlers and finalisers the library calls back
+    "re.sub": (1, "repl"), "re.subn": (1, "repl"),
+    "heapq.nlargest": ("key",), "heapq.nsmallest": ("key",), "heapq.merge": ("key",),
+    **{f"bisect.{name}": ("key",) for name in ("bisect", "bisect_left", "bisect_right", "insort", "insort_left",
+                                               "insort_right")},
+    "builtins.list.sort": ("key",), "functools.cmp_to_key": (0,), "signal.signal": (1, "handler"),
+    "threading.Timer": (1, "function"), "weakref.finalize": (1, "func"), "weakref.ref": (1, "callback"),
+    "contextlib.ExitStack.callback": (0, "callback"), "contextlib._BaseExitStack.callback": (0, "callback"),
 }
 # Builtins and library functions that run a method of their (first) argument: the methods, the
 # first one a class has. Those that iterate it call the __next__ of what __iter__ returns too,

@@ -39,6 +39,8 @@ _PROPERTY_GET = frozenset({"property.__get__", "super().__get__"})  # a property
 _NOTHING: dict = {}
 _MAKES_A_CLASS = "builtins.type"  # with three arguments: type(name, bases, namespace)
 _DEEPEST = 1 << 30
+_ASSIGNED_KINDS = frozenset({"class_attribute", "variable"})  # names whose assigned value _alias_of reads
+_NAMES_A_DEFINITION = ("local", "import")  # a callee that is the definition itself, not a variable holding one
 
 
 def _remember(cache: dict, key: object, value: object) -> object:
@@ -704,8 +706,13 @@ class Resolver(Dispatch, Containers, Values, Flows):
                 head, _, tail = value.partition(".")
                 bound, how = self.lookup(head, module, scope)
                 if how == "bound":  # each value the name may hold: `fmt.row` of every fmt given
-                    return [(t, held if held in ("partial", "lambda") else "alias") for t, held in
-                            self._through_bindings(bound, tail, module) if self.defs.get(t) in _CALLABLE_OR_CLASS]
+                    found = []
+                    for t, held in self._through_bindings(bound, tail, module):
+                        if self.defs.get(t) not in _CALLABLE_OR_CLASS:  # `cls = self.node_class`: the class
+                            t, held = self._alias_of(t) if self.defs.get(t) in _ASSIGNED_KINDS else None, "alias"
+                        if t is not None:
+                            found.append((t, held if held in ("partial", "lambda") else "alias"))
+                    return _unique(found)
                 target, _ = self.resolve_expression(value, module, scope)
                 if target and self.defs.get(target) in _CALLABLE_OR_CLASS:
                     return [(target, "alias")]
@@ -803,8 +810,10 @@ class Resolver(Dispatch, Containers, Values, Flows):
             found += [(t, "getattr") for t in self._getattr_targets(text, module, caller)]
         else:
             found += self._container_targets(text, module, caller) or self._on_made(text, module, caller)
+        exact = first[1] == "type" and self._made_here(text, module, caller)
         for target, how in list(found):
-            if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS:
+            if how in ("self", "type", "flow", "alias") and self.defs.get(target) in _METHOD_KINDS and not (
+                    exact and how == "type"):  # `p = Extractor(); p.close()`: no subclass's close
                 receiver = caller.rpartition(".")[0] if how == "self" else None
                 found += [(t, "override") for t in self.overrides(target, receiver)]
             elif how == "self" and self.defs.get(target) == "class":  # cls(), type(self)(): a subclass's too
@@ -835,6 +844,32 @@ class Resolver(Dispatch, Containers, Values, Flows):
             bound, how = self.lookup(head, module, caller)
             found = self._through_bindings(bound, rest, module) if how == "bound" else []
         return [(target, label) for target, label in found if label in ASSIGNED_RESOLUTIONS and target != first[0]]
+
+    def _made_here(self, text: str, module: str, caller: str) -> bool:
+        """Is the receiver of `x.m` exactly one class's instance: made by calling that class, here
+        (`Extractor().close`), or every value of a local name that is not a parameter
+        (`p = Extractor(); p.close()`)? Then a subclass's override cannot run."""
+        receiver, _, name = text.rpartition(".")
+        if not receiver or not name:
+            return False
+        if _IDENTIFIER.match(receiver):
+            bound, how = self.lookup(receiver, module, caller)
+            if how != "bound":
+                return False
+            where, _, local = bound.partition("\x00")
+            if self.scope_facts[where][local][0] == "parameter":
+                return False
+            values = self._bound_values(bound)
+        else:
+            values = [(receiver, caller)]
+        made = set()
+        for value, at in values:
+            callee = _callee_of(value)
+            target, how = self.resolve_call(callee, module, at) if callee is not None else (None, None)
+            if how not in _NAMES_A_DEFINITION or self.defs.get(target) != "class":
+                return False  # `cls = shell_class(name); cls()`: any subclass the variable may hold
+            made.add(target)
+        return len(made) == 1
 
     def _own_answer(self, text: str, caller: str, first: tuple[str | None, str | None]) -> bool:
         """Is resolve_call's answer for a dotted name all there is besides overrides (`self.f()`,
