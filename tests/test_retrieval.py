@@ -661,11 +661,16 @@ def test_a_test_gets_the_fixtures_it_can_ask_for_as_cards(tested_repo):
 
 
 def test_a_global_pytest_no_longer_has_is_answered_with_its_fixture(tested_repo):
-    """`pytest.config` was removed in pytest 5 (flask's history): the pytestconfig fixture."""
-    report = _diagnosed(tested_repo, "tests/test_cand2.py",
-                        "import pytest\n\n\ndef test_option():\n    assert pytest.config.getoption('x')\n")
-    (found,) = [r for r in report.retrievals if r.diagnostic.symbol == "no-member"]
-    assert "_pytest.fixtures.pytestconfig" in [row["qualname"] for row in found.rows[:3]]
+    """`pytest.config` was removed in pytest 5 (flask's history): the pytestconfig fixture. (The
+    template itself: whether pylint reports the message depends on the installed pytest, whose
+    module-level __getattr__ in some versions hides it.)"""
+    with Retriever(tested_repo / ".codegraph" / "graph.duckdb") as retriever:
+        _, rows = retriever.run_template("names_in_module_like", {"module": "pytest", "name": "config"})
+        _, plain = retriever.run_template("names_in_module_like", {"module": "app.core", "name": "config"})
+    fixture = [row for row in rows if row["qualname"] == "_pytest.fixtures.pytestconfig"]
+    assert fixture and "a pytest fixture: add pytestconfig" in fixture[0]["import_line"]
+    assert [row["qualname"] for row in rows].index("_pytest.fixtures.pytestconfig") < 3
+    assert not any("fixture" in (row["import_line"] or "") for row in plain)  # pytest's globals only
 
 
 def test_the_offline_repair_adds_only_import_lines_and_writes_self_for_a_member():
