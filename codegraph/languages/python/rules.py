@@ -109,16 +109,25 @@ def _forgotten_bases(ctx: RuleContext, klass: str, line: int) -> list[dict]:
     """The bases the candidate's other classes derive from and `klass` does not list (resolved
     in the graph): `class LoopsTests:` among TestCase classes may have forgotten TestCase."""
     cand = ctx.candidate
-    own = {resolve_in_candidate(ctx.graph, cand, base, line) for base in cand.bases_of(klass)}
+    resolved: dict[str, str | None] = {}  # each base as written, resolved once (a file may have thousands)
+
+    def resolve(base: str) -> str | None:
+        if base not in resolved and len(resolved) < _MAX_BASES:
+            found = resolve_in_candidate(ctx.graph, cand, base, line)
+            resolved[base] = found if found and ctx.graph.kind(found) == "class" else None
+        return resolved.get(base)
+
+    own = {resolve(base) for base in cand.bases_of(klass)}
     found: dict[str, str] = {}
     for row in sorted(cand.rows("classes"), key=lambda r: r.start_line):
-        if row.qualname == klass:
-            continue
-        for base in cand.bases_of(row.qualname):
-            resolved = resolve_in_candidate(ctx.graph, cand, base, line)
-            if resolved and resolved not in own and resolved != "builtins.object" and ctx.graph.kind(resolved) == "class":
-                found.setdefault(resolved, row.qualname)
+        for base in cand.bases_of(row.qualname) if row.qualname != klass else ():
+            qualname = resolve(base)
+            if qualname and qualname not in own and qualname != "builtins.object":
+                found.setdefault(qualname, row.qualname)
     return [{"base": base, "user_class": user} for base, user in found.items()]
+
+
+_MAX_BASES = 64
 
 
 def _undefined(d: Diagnostic, ctx: RuleContext) -> dict | None:
