@@ -11,7 +11,7 @@ from codegraph.llm import ScriptedModel
 from codegraph.retrieval.candidate import Candidate
 from codegraph.retrieval.context import render
 from codegraph.retrieval.diagnose import diagnose, parse_lines
-from codegraph.retrieval.engine import Retriever, extract_sql, query_terms
+from codegraph.retrieval.engine import MAX_RETRIEVED, Retriever, extract_sql, query_terms
 from codegraph.languages import CheckError, CheckTimeout, Diagnostic, language
 from codegraph.languages.checks import Site
 from codegraph.languages.python.lint import Linter
@@ -690,3 +690,16 @@ def test_the_offline_repair_adds_only_import_lines_and_writes_self_for_a_member(
     imported = {"qualname": "os.path.join", "name": "join", "match": "exact", "import_line": "from os.path import join"}
     site = Site(["def f():", "    return join('a')"], 1, d, imported, ["join"], (1, 2), [])
     assert undefined(site) == "from os.path import join" and site.imports == ["from os.path import join"]
+
+
+def test_a_file_with_more_messages_than_a_context_shows_is_looked_up_only_that_far(store_repo):
+    """Hostile input: thousands of undefined names would each cost a lookup (minutes in all)
+    for a context that shows a few dozen; past MAX_RETRIEVED a message is listed, not looked up."""
+    names = [f"undefined_{i}" for i in range(MAX_RETRIEVED + 15)]
+    report = _diagnosed(store_repo, "store/cand_many.py",
+                        "def f():\n    return [" + ", ".join(names) + "]\n")
+    undefined = [r for r in report.retrievals if r.diagnostic.symbol == "undefined-variable"]
+    assert len(undefined) == len(names)
+    skipped = [r for r in report.retrievals[MAX_RETRIEVED:]]
+    assert skipped and all(r.source == "none" and "not looked up" in r.error for r in skipped)
+    assert all("not looked up" not in (r.error or "") for r in report.retrievals[:MAX_RETRIEVED])

@@ -60,6 +60,7 @@ class Retrieval:
         return data
 
 
+MAX_RETRIEVED = 60  # diagnostics looked up per file and round (retrieve_all)
 # Templates that return a scope (a class's members, a module's names): more rows, ranked by rank().
 # import_error stays in its SQL order: a module path that does not exist is a spelling question,
 # and the line's meaning pulled the parent package (`urllib` for `urllib.erorr`) to the top.
@@ -235,10 +236,14 @@ class Retriever:
 
     def retrieve_all(self, candidate: Candidate, diagnostics: Iterable[Diagnostic],
                      deadline: float | None = None, description: str | None = None) -> list[Retrieval]:
-        """Every diagnostic's retrieval; `description` (the task's) helps rank what a scope offers."""
+        """Every diagnostic's retrieval, the first MAX_RETRIEVED of them looked up (a context of a
+        few thousand tokens shows a few dozen; a file with thousands of errors would take minutes);
+        `description` (the task's) helps rank what a scope offers."""
         self.deadline, self.description = deadline, description
         try:
-            return [self.retrieve(candidate, d) for d in diagnostics]
+            return [self.retrieve(candidate, d) if i < MAX_RETRIEVED else
+                    Retrieval(d, "none", error=f"not looked up: the first {MAX_RETRIEVED} messages fill the context")
+                    for i, d in enumerate(diagnostics)]
         finally:
             self.deadline = self.description = None
 
