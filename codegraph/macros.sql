@@ -31,12 +31,14 @@ CREATE VIEW top_level AS
 -- pytest fixtures, any layer: module-level functions decorated with `fixture` or `pytest.fixture`
 -- (with or without arguments), by the name a test asks for them with (`name=` when given). A
 -- test gets one by naming it as a parameter: the project's conftest.py files and pytest's own
--- (`tmp_path`, `monkeypatch`, `pytestconfig`) included.
+-- (`tmp_path`, `monkeypatch`, `pytestconfig`) included; `builtin`: one pytest itself offers every
+-- test (its internal ones, named with an underscore, left out).
 CREATE VIEW fixtures AS
-    SELECT coalesce(nullif(regexp_extract(d, 'name\s*=\s*[''"]([^''"]+)', 1), ''), g.name) AS name,
-           g.qualname, g.module, g.path, g.start_line, g.signature, g.docstring, g.layer
-    FROM all_globals g, unnest(g.decorators) AS t(d)
-    WHERE regexp_matches(d, '^(pytest\.)?fixture\b');
+    SELECT *, layer <> 'project' AND starts_with(module, '_pytest.') AND NOT starts_with(name, '_') AS builtin
+    FROM (SELECT coalesce(nullif(regexp_extract(d, 'name\s*=\s*[''"]([^''"]+)', 1), ''), g.name) AS name,
+                 g.qualname, g.module, g.path, g.start_line, g.signature, g.docstring, g.layer
+          FROM all_globals g, unnest(g.decorators) AS t(d)
+          WHERE regexp_matches(d, '^(pytest\.)?fixture\b'));
 
 -- What each module's top-level imports bind, and to what (any layer): `from ._client import Client`
 -- in httpx/__init__.py binds Client to httpx._client.Client; `import os.path` binds os to the

@@ -33,8 +33,7 @@ SELECT * FROM (
     SELECT qualname, 'function', name, signature, docstring, path, start_line,
            'a pytest fixture: add ' || name || ' as a parameter of the test', 0.95, 'fuzzy'
     FROM fixtures
-    WHERE $module = 'pytest' AND starts_with(module, '_pytest.') AND NOT starts_with(name, '_')
-      AND length($name) >= 3 AND contains(lower(name), lower($name))
+    WHERE $module = 'pytest' AND builtin AND length($name) >= 3 AND contains(lower(name), lower($name))
     UNION ALL
     SELECT qualname, kind, name, signature, docstring, path, start_line,
            'from ' || module || ' import ' || name, 1.01, 'exact'

@@ -25,7 +25,7 @@ WITH top AS (  -- the standard library and imported packages too: `ZipFile` is `
       AND (module = $module
            OR (layer = 'project' AND regexp_matches(module, '(^|\.)conftest$')
                AND starts_with($module || '.', regexp_replace(module, 'conftest$', '')))
-           OR (layer <> 'project' AND starts_with(module, '_pytest.') AND NOT starts_with(name, '_')))
+           OR builtin)
 ), imported AS (
     SELECT DISTINCT bound_name, resolved_qualname AS module FROM imports
     WHERE module = $module AND scope_qualname = $module AND NOT is_star AND resolution = 'module'

@@ -102,10 +102,9 @@ class Candidate:
         names = {r.name for r in self.rows("bindings") if visible(r.scope_qualname) and r.kind != "return"}
         names |= {r.name for r in self.rows("parameters") if visible(r.owner_qualname)}
         names |= {r.bound_name for r in self.rows("imports") if r.scope_qualname == self.module and r.bound_name}
-        names |= {r.name for table in ("globals", "classes") for r in self.rows(table)
-                  if r.qualname == f"{self.module}.{r.name}"}
-        names |= {r.name for table in ("nested_functions", "classes") for r in self.rows(table)
-                  if r.scope_qualname and visible(r.scope_qualname.removesuffix(".<locals>"))}
+        names |= {r.name for r in self.rows("globals") if r.qualname == f"{self.module}.{r.name}"}
+        names |= {r.name for table in ("nested_functions", "classes") for r in self.rows(table) if r.scope_qualname and (
+            r.scope_qualname == self.module or visible(r.scope_qualname.removesuffix(".<locals>")))}
         return sorted(names)
 
     def local_definition(self, name: str) -> str | None:

@@ -11,7 +11,8 @@ from .engine import Retrieval
 
 _MATCH_ORDER = {"exact": 0, "fuzzy": 1, "scope": 2, "lexical": 3, "hybrid": 3, "semantic": 4}
 _CARDS = 5  # a scope's rows past these are listed compactly on one line
-_CALLABLE = {"function", "method", "classmethod", "staticmethod", "property", "nested_function"}
+# The kinds of definition shown as `def name(signature)` (cards here, task context's lines too).
+CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
 
 
 def _first_line(doc: str | None) -> str | None:
@@ -29,7 +30,7 @@ def card(row: dict, with_source: bool = True) -> str:
     signature = row.get("signature") or ""
     if kind == "class":
         head = f"class {name}{signature if signature not in ('()', '') else ''}"
-    elif kind in _CALLABLE:
+    elif kind in CALLABLE_KINDS:
         prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
         head = f"{prefix}def {name}{signature or '(...)'}"
     elif kind == "module":

@@ -32,6 +32,7 @@ from ..errors import CodegraphError
 from ..llm import estimate_tokens
 from ..schema import PROJECT_CALL_SQL
 from ..semantic.search import search
+from .context import CALLABLE_KINDS
 
 _PROJECT_CALL = PROJECT_CALL_SQL
 _MODULE_EDGES: dict[tuple, dict[tuple[str, str], int]] = {}
@@ -78,8 +79,7 @@ class TaskContext:
 def _compact(kind: str, name: str, signature: str | None, annotation: str | None = None) -> str:
     if kind == "class":
         return f"class {name}{signature if signature and signature != '()' else ''}"
-    if kind in ("function", "method", "classmethod", "staticmethod", "nested_function", "property",
-                "property-accessor"):
+    if kind in CALLABLE_KINDS or kind == "property-accessor":
         prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
         return f"{prefix}def {name}{signature or '(...)'}"
     if kind == "module":
@@ -205,7 +205,7 @@ class TaskContextBuilder:
             for q, kind, name, signature, annotation, doc, defined_in in self._rows("""
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):
-                score = (0.75 if word in typed else 0.6) - (0.0 if kind in _CALLABLE_KINDS else 0.15)
+                score = (0.75 if word in typed else 0.6) - (0.0 if kind in CALLABLE_KINDS else 0.15)
                 section.items.append(Item(q, kind, f"in {word}: {_compact(kind, name, signature, annotation)}", score,
                                           [f"member of {word}, which the task names"], _first_line(doc)))
         return section
@@ -363,7 +363,6 @@ class TaskContextBuilder:
         return notes
 
 
-_CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "property", "function"})
 # What the heading of an item's section already says: not repeated on every line (a class's forty
 # attributes cost a token or two each, not ten).
 _OWN_MEMBER, _IMPORTED, _DEFINED = "member of the enclosing class", "imported by the target module", "defined in the target module"
@@ -376,7 +375,7 @@ def _member_score(kind: str, name: str, annotation: str | None, own: bool) -> fl
     inherits; attributes (annotated ones first: the annotation says what they hold) and special
     methods (run by operations, rarely called) after them."""
     special = name.startswith("__") and name.endswith("__")
-    if kind in _CALLABLE_KINDS and not special:
+    if kind in CALLABLE_KINDS and not special:
         return 0.9 if own else 0.7
     if special:
         return (0.75 if own else 0.45) if name == "__init__" else (0.6 if own else 0.4)
