@@ -341,9 +341,26 @@ IMPORT_KEY = ("imported_module", "name", "is_star")  # what Library.imported rea
 
 
 def external_imports(library: Library, project_modules: set[str], chunks: list[Chunk]) -> set[str]:
-    """The names outside the repository the chunks import, as the library layer reads them."""
+    """The names outside the repository the chunks' files of the library's language import, as
+    the library layer reads them (a Java file's `import java.util.List` is not Python's to find)."""
     return library.imported(project_modules, (row for chunk in chunks
-                                              for row in zip(*column_lists(chunk.tables["imports"], IMPORT_KEY))))
+                                              for row in zip(*column_lists(_of_language(chunk, library.language),
+                                                                           IMPORT_KEY))))
+
+
+def _of_language(chunk: Chunk, name: str) -> pa.Table:
+    """The chunk's import rows of files in that language."""
+    imports = chunk.tables["imports"]
+    ids = [r.file_id for r in chunk.file_rows if r.language == name]
+    if len(ids) == len(chunk.file_rows):
+        return imports
+    return imports.filter(pc.is_in(imports.column("file_id"), value_set=pa.array(ids, pa.int64())))
+
+
+def modules_of(files: Iterable[SourceFile], name: str) -> set[str]:
+    """The modules of the repository's files in one language: what the library layer of that
+    language leaves to the repository."""
+    return {f.module for f in files if f.language == name}
 
 
 def library_chunks(project_modules: set[str], direct: list[str], library: Library, workers: Workers,

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from . import db
 from .build import (Build, Chunk, Writer, by_language, external_imports, extract_chunks, give_back_memory,
-                    library_chunks, skip_row, summarise, term_stats, write_embeddings)
+                    library_chunks, modules_of, skip_row, summarise, term_stats, write_embeddings)
 from .columns import arrow_schema, concat, insert_rows, update_by_id
 from .languages import language
 from .library_cache import LibraryCache, keep_layer, layer_key
@@ -41,7 +41,7 @@ def full_build(build: Build) -> None:
     layer, reused = "", None  # the library layer's key (library_cache.layer_key) and its resolution, if kept
     if library is not None:
         t = time.perf_counter()
-        project_modules = {f.module for f in found.files}
+        project_modules = modules_of(found.files, library.language)
         direct = sorted(external_imports(library, project_modules, chunks))
         cache = LibraryCache.open(library.identity())
         try:

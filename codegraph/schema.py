@@ -103,13 +103,14 @@ TABLES: tuple[Table, ...] = (
     Table("files", "one row per indexed source file; updates key on the hash", (
         _c("file_id", "BIGINT", "stable hash of the path", True, "index"),
         _c("path", "VARCHAR", "relative to the repository root, forward slashes", True, "index"),
-        _c("module", "VARCHAR", "the dotted name Python imports the file as", True, "index"),
+        _c("module", "VARCHAR", "the dotted name Python imports the file as (Java: package.FileName, from the "
+           "path below its source root)", True, "index"),
         _c("sha256", "VARCHAR", "of the file's bytes", True, "index"),
         _c("size", "BIGINT", "bytes", stage="index"),
         _c("mtime_ns", "BIGINT", "modification time when indexed", stage="index"),
         _c("lines", "INTEGER", "line count", stage="index"),
         _c("parse_errors", "INTEGER", "tree-sitter ERROR/MISSING nodes; > 0 means partly recovered", stage="index"),
-        _c("language", "VARCHAR", "the language that reads it (python)", True, "index"),
+        _c("language", "VARCHAR", "the language that reads it (python | java)", True, "index"),
         _LAYER)),
     Table("skipped_files", "files discovered but not indexed, and why", (
         _c("path", "VARCHAR", "relative to the repository root", True, "index"),
@@ -141,10 +142,12 @@ TABLES: tuple[Table, ...] = (
         _c("base_qualnames", "VARCHAR[]", "the bases resolved, NULL entries where unresolved", stage="resolve"),
         _c("metaclass", "VARCHAR", "the metaclass keyword as written (`class C(metaclass=M)`); NULL when the "
            "statement has none (a base's may still apply)"),
-        _c("decorators", "VARCHAR[]", "as written, without @"),
-        _c("docstring", "VARCHAR", "the docstring"),
+        _c("decorators", "VARCHAR[]", "as written, without @ (Java: its annotations)"),
+        _c("docstring", "VARCHAR", "the docstring (Java: the javadoc comment)"),
         _c("source", "VARCHAR", "the class's source text"),
-        _LAYER)),
+        _LAYER,
+        Column("kind", "VARCHAR", "class | interface | enum | record | annotation (Java's kinds of class; "
+               "Python's are all class)", True, "extract", "class"))),
     Table("members", "what a class defines: methods, properties, class attributes and the instance attributes "
           "its methods assign (self.x = ...)", (
               *_definition().values(),
@@ -155,7 +158,9 @@ TABLES: tuple[Table, ...] = (
               _c("module", "VARCHAR", "the module", True),
               _c("path", "VARCHAR", "the file", True),
               _c("kind", "VARCHAR", "method | classmethod | staticmethod | property | class_attribute | "
-                 "instance_attribute", True),
+                 "instance_attribute | constructor (Java: `Class.<init>(int,String)`); Java's methods are "
+                 "`Class.name(T1,T2)` (parameter types by simple name, generics erased: overloads are distinct), "
+                 "its fields class_attribute when static and instance_attribute otherwise", True),
               _c("signature", "VARCHAR", "\"(self, s, idx=0)\" for callables"),
               _c("annotation", "VARCHAR", "attributes: the annotation as written"),
               _c("value", "VARCHAR", "attributes: the assigned expression (first assignment), " + _SHORTENED),
@@ -222,7 +227,8 @@ TABLES: tuple[Table, ...] = (
         _c("imported_module", "VARCHAR", "absolute (relative imports resolved): \"json.decoder\""),
         _c("name", "VARCHAR", "from-imports: the imported name; '*' for star imports"),
         _c("alias", "VARCHAR", "the `as` name"),
-        _c("level", "INTEGER", "leading dots of a relative import"),
+        _c("level", "INTEGER", "leading dots of a relative import (Java: 1 for `import static a.b.C.m;`, whose "
+           "imported_module is the class a.b.C; 0 for `import a.b.C;`, imported_module a.b)"),
         _c("is_star", "BOOLEAN", "from m import *"),
         _c("bound_name", "VARCHAR", "the local name the statement binds"),
         _c("target", "VARCHAR", "what that name stands for, as a dotted path"),
@@ -253,7 +259,8 @@ TABLES: tuple[Table, ...] = (
            "@property made it or `size = property(get, set)` or a function returning one; on a typed or guessed "
            "receiver a subclass's property of that name too, as an alternative row; and a descriptor's __get__ or "
            "__set__ when the class attribute holds an instance of the project's class defining them: rows added by "
-           "resolution from `refs`)", True),
+           "resolution from `refs`) | new (Java: `new C(...)`, the callee text the class as written) | reference "
+           "(Java: a method reference, `C::m`, `x::m`, `C::new`)", True),
         _c("arguments", "VARCHAR[]", "the arguments as written, shortened: `x`, `key=x`, `*xs`, `**kw`; a decorator's "
            "row holds the decorated name", True),
         _c("alternative", "BOOLEAN", "false for the first answer; true for the rows of the other definitions the "

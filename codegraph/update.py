@@ -19,8 +19,8 @@ import pyarrow as pa
 
 from . import __version__, db
 from .errors import SchemaMismatch
-from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, skip_row,
-                    summarise, term_stats, write_embeddings)
+from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, modules_of,
+                    skip_row, summarise, term_stats, write_embeddings)
 from .columns import concat, insert_arrow, insert_rows, register_values
 from .languages import language
 from .sources import Skip, SourceFile
@@ -112,7 +112,9 @@ def update(build: Build) -> Rebuild | None:
                            ).fetchall()}
         library_state = con.execute(f"SELECT path, size, mtime_ns FROM {LIBRARY_SCHEMA}.files").fetchall()
         old_project_imports = con.execute("""SELECT f.path, i.imported_module, i.name, i.is_star FROM imports i
-                                             JOIN files f USING (file_id) WHERE f.layer = 'project'""").fetchall()
+                                             JOIN files f USING (file_id) WHERE f.layer = 'project'
+                                             AND f.language = $language""",
+                                          {"language": library.language if library else ""}).fetchall()
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
                      con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
     finally:
@@ -169,7 +171,7 @@ def update(build: Build) -> Rebuild | None:
     file_rows = [row for c in chunks for row in c.file_rows]
     skips_now.extend(s for c in chunks for s in c.skips)
     if library is not None:
-        project_modules, gone_paths = {f.module for f in found.files}, set(gone)
+        project_modules, gone_paths = modules_of(found.files, library.language), set(gone)
         kept = library.imported(project_modules, (row[1:] for row in old_project_imports if row[0] not in gone_paths))
         now = sorted(kept | external_imports(library, project_modules, chunks))
         if now != json.loads(meta.get("library_imports") or "[]"):

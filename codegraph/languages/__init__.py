@@ -3,7 +3,7 @@ package registers them; the rest of codegraph asks for one by name or by file su
 
 from __future__ import annotations
 
-from . import python  # noqa: F401  (registers itself)
+from . import java, python  # noqa: F401  (register themselves)
 from .base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, Language, Library, Resolution, Spliced,
                    UndecodableSource, Unsupported, checked_language, for_file, language, languages, register,
                    stable_id, suffixes, unregister)

@@ -1,0 +1,281 @@
+"""Java's rows, with expectations written from the Java Language Specification (JLS 17): what each
+declaration defines (8.1-8.10, 9.1-9.7), what javac names anonymous and local classes (13.1), which
+members exist without a declaration (8.8.9 default constructor, 8.9.3 an enum's values/valueOf,
+8.10.3 a record's fields and accessors, 8.10.4 its canonical constructor), what each import form
+brings in (7.5), and where a call's code belongs."""
+
+from __future__ import annotations
+
+import time
+
+import duckdb
+import pytest
+
+from codegraph.indexer import index_repository
+from codegraph.languages import ExtractionBudget, UndecodableSource, for_file, language
+from codegraph.languages.java.extract import erased, extract
+
+_SHOP = """\
+package com.example.app;
+
+import java.util.List;
+import java.util.*;
+import static java.lang.Math.max;
+import static org.junit.Assert.*;
+
+/** A shop
+ * that sells. */
+@Deprecated
+public class Shop<T extends Item> extends Base implements Runnable, Comparable<Shop<T>> {
+    private static final int LIMIT = 10, OTHER = 2;
+    private final List<T> items = new ArrayList<>();
+    String name;
+
+    public Shop(String name) { this(name, 1); }
+    Shop(String name, int n) { super(n); this.name = name; }
+
+    public <U> void add(T item, U... extra) {
+        items.add(item);
+        int m = max(1, LIMIT);
+        for (T t : items) { t.price(); }
+        Runnable r = () -> helper(item);
+        Helper.util(this::add);
+        try (var in = open()) { in.read(); } catch (IllegalStateException | IllegalArgumentException e) { e.log(); }
+        if (item instanceof Special s) s.go();
+        Object o = new Object() { @Override public String toString() { return name; } };
+        class Local { void work() { helper(null); } }
+        new Local().work();
+    }
+    public void add(T item) { add(item, new Object[0]); }
+    static int helper(Object x) { return 1; }
+    @Override public void run() {}
+    public int compareTo(Shop<T> o) { return 0; }
+
+    interface Listener { int LIMIT = 3; void on(String e); default void off() {} }
+    enum Color { RED, GREEN("g") { void f() {} }; private final String code; Color() { this("r"); } Color(String s) { code = s; } }
+    record Point(int x, int y) { static Point origin() { return new Point(0, 0); } }
+    record Range(int lo, int hi) { Range { if (lo > hi) throw new IllegalArgumentException(); } public int lo() { return lo; } }
+    @interface Marker { String value() default ""; }
+    class Inner { void g() { Shop.this.run(); } }
+}
+class Second {}
+"""
+
+
+@pytest.fixture(scope="module")
+def shop():
+    facts = extract(_SHOP.encode(), "src/main/java/com/example/app/Shop.java", "com.example.app.Shop")
+    assert facts.parse_errors == 0
+    return facts.rows
+
+
+def _by(rows, key="qualname"):
+    return {getattr(r, key): r for r in rows}
+
+
+def test_every_kind_of_class_with_its_qualified_name(shop):
+    classes = _by(shop["classes"])
+    kinds = {q: r.kind for q, r in classes.items()}
+    assert kinds == {
+        "com.example.app.Shop": "class", "com.example.app.Second": "class",
+        "com.example.app.Shop.Listener": "interface", "com.example.app.Shop.Color": "enum",
+        "com.example.app.Shop.Point": "record", "com.example.app.Shop.Range": "record",
+        "com.example.app.Shop.Marker": "annotation", "com.example.app.Shop.Inner": "class",
+        # javac's binary names (JLS 13.1): anonymous classes numbered in their class, local ones with their name
+        "com.example.app.Shop$1": "class", "com.example.app.Shop$1Local": "class",
+        "com.example.app.Shop.Color$1": "class"}
+    shop_class = classes["com.example.app.Shop"]
+    assert shop_class.bases == ["Base", "Runnable", "Comparable<Shop<T>>"]
+    assert shop_class.decorators == ["Deprecated"]
+    assert shop_class.docstring == "A shop\nthat sells."
+    assert classes["com.example.app.Shop$1"].bases == ["Object"]
+    assert classes["com.example.app.Shop.Color$1"].bases == ["Color"]
+    assert classes["com.example.app.Shop$1Local"].scope_qualname == "com.example.app.Shop.add(T,U[])"
+    bases = [(r.class_qualname, r.position, r.base_text) for r in shop["inheritance"]
+             if r.class_qualname == "com.example.app.Shop"]
+    assert bases == [("com.example.app.Shop", 0, "Base"), ("com.example.app.Shop", 1, "Runnable"),
+                     ("com.example.app.Shop", 2, "Comparable<Shop<T>>")]
+
+
+def test_overloads_are_distinct_members_named_by_their_parameter_types(shop):
+    members = _by(shop["members"])
+    assert members["com.example.app.Shop.add(T,U[])"].kind == "method"
+    assert members["com.example.app.Shop.add(T,U[])"].signature == "(T item, U... extra) -> void"
+    assert members["com.example.app.Shop.add(T)"].kind == "method"
+    assert members["com.example.app.Shop.helper(Object)"].kind == "staticmethod"
+    assert members["com.example.app.Shop.compareTo(Shop)"].signature == "(Shop<T> o) -> int"
+    assert members["com.example.app.Shop.<init>(String)"].kind == "constructor"
+    assert members["com.example.app.Shop.<init>(String,int)"].kind == "constructor"
+    assert members["com.example.app.Shop.run()"].decorators == ["Override"]
+    params = [(p.position, p.name, p.kind, p.annotation) for p in shop["parameters"]
+              if p.owner_qualname == "com.example.app.Shop.add(T,U[])"]
+    assert params == [(0, "item", "positional", "T"), (1, "extra", "var-positional", "U...")]
+
+
+def test_fields_are_static_or_instance_and_interface_fields_are_static(shop):
+    members = _by(shop["members"])
+    assert (members["com.example.app.Shop.LIMIT"].kind, members["com.example.app.Shop.LIMIT"].annotation,
+            members["com.example.app.Shop.LIMIT"].value) == ("class_attribute", "int", "10")
+    assert members["com.example.app.Shop.OTHER"].kind == "class_attribute"
+    assert (members["com.example.app.Shop.items"].kind, members["com.example.app.Shop.items"].annotation) == \
+        ("instance_attribute", "List<T>")
+    assert members["com.example.app.Shop.Listener.LIMIT"].kind == "class_attribute"  # JLS 9.3: implicitly static
+    assert members["com.example.app.Shop.Color.RED"].kind == "class_attribute"
+    assert members["com.example.app.Shop.Color.code"].kind == "instance_attribute"
+
+
+def test_members_java_defines_without_a_declaration(shop):
+    members = _by(shop["members"])
+    # 8.8.9: a class with no constructor has a default one; one with a constructor has none
+    assert "com.example.app.Second.<init>()" in members
+    assert "com.example.app.Shop.Inner.<init>()" in members
+    assert "com.example.app.Shop.<init>()" not in members
+    # 8.9.3: values() and valueOf(String); the enum's own constructors only
+    assert members["com.example.app.Shop.Color.values()"].kind == "staticmethod"
+    assert members["com.example.app.Shop.Color.valueOf(String)"].kind == "staticmethod"
+    assert {q for q in members if q.startswith("com.example.app.Shop.Color.<init>")} == {
+        "com.example.app.Shop.Color.<init>()", "com.example.app.Shop.Color.<init>(String)"}
+    # 8.10.3-8.10.4: a record's fields, accessors and canonical constructor, unless declared
+    assert members["com.example.app.Shop.Point.x"].kind == "instance_attribute"
+    assert members["com.example.app.Shop.Point.x()"].signature == "() -> int"
+    assert members["com.example.app.Shop.Point.<init>(int,int)"].kind == "constructor"
+    lo = [r for r in shop["members"] if r.qualname == "com.example.app.Shop.Range.lo()"]
+    assert len(lo) == 1 and lo[0].source is not None  # declared: not made up a second time
+    ranges = [r for r in shop["members"] if r.qualname == "com.example.app.Shop.Range.<init>(int,int)"]
+    assert len(ranges) == 1 and "lo > hi" in ranges[0].source  # the compact constructor is the canonical one
+    assert members["com.example.app.Shop.Marker.value()"].kind == "method"
+    # no implicit constructor for an anonymous class, and no member of one leaks into its outer class
+    assert "com.example.app.Shop$1.<init>()" not in members
+    assert members["com.example.app.Shop$1.toString()"].class_qualname == "com.example.app.Shop$1"
+
+
+def test_each_import_form(shop):
+    rows = [(r.imported_module, r.name, r.level, r.is_star, r.bound_name, r.target) for r in shop["imports"]]
+    assert rows == [("java.util", "List", 0, False, "List", "java.util.List"),  # 7.5.1 single-type
+                    ("java.util", "*", 0, True, None, None),  # 7.5.2 type-import-on-demand
+                    ("java.lang.Math", "max", 1, False, "max", "java.lang.Math.max"),  # 7.5.3 single-static
+                    ("org.junit.Assert", "*", 1, True, None, None)]  # 7.5.4 static-import-on-demand
+
+
+def test_calls_and_where_their_code_belongs(shop):
+    calls = [(r.caller_qualname, r.callee_text, r.callee_name, r.kind, r.arguments) for r in shop["calls"]]
+    add = "com.example.app.Shop.add(T,U[])"
+    expected = [
+        ("com.example.app.Shop", "ArrayList", "ArrayList", "new", []),  # a field initializer: the class's code
+        ("com.example.app.Shop.<init>(String)", "this", "this", "call", ["name", "1"]),
+        ("com.example.app.Shop.<init>(String,int)", "super", "super", "call", ["n"]),
+        (add, "items.add", "add", "call", ["item"]),
+        (add, "max", "max", "call", ["1", "LIMIT"]),
+        (add, "t.price", "price", "call", []),
+        (add, "helper", "helper", "call", ["item"]),  # in a lambda: the method's code
+        (add, "Helper.util", "util", "call", ["this::add"]),
+        (add, "this::add", "add", "reference", []),
+        (add, "open", "open", "call", []),
+        (add, "in.read", "read", "call", []),
+        (add, "e.log", "log", "call", []),
+        (add, "s.go", "go", "call", []),
+        (add, "Object", "Object", "new", []),
+        ("com.example.app.Shop$1Local.work()", "helper", "helper", "call", ["null"]),
+        (add, "new Local().work", "work", "call", []),
+        (add, "Local", "Local", "new", []),
+        ("com.example.app.Shop.add(T)", "add", "add", "call", ["item", "new Object[0]"]),
+        ("com.example.app.Shop.Color", "Color", "Color", "new", ['"g"']),  # GREEN("g") runs a constructor
+        ("com.example.app.Shop.Color.<init>()", "this", "this", "call", ['"r"']),
+        ("com.example.app.Shop.Point.origin()", "Point", "Point", "new", ["0", "0"]),
+        ("com.example.app.Shop.Range.<init>(int,int)", "IllegalArgumentException", "IllegalArgumentException",
+         "new", []),
+        ("com.example.app.Shop.Inner.g()", "Shop.this.run", "run", "call", []),
+    ]
+    assert sorted(calls) == sorted(expected)
+    toString = [r for r in shop["calls"] if r.caller_qualname.startswith("com.example.app.Shop$1.")]
+    assert toString == []  # `return name;` calls nothing
+
+
+def test_locals_with_their_declared_types(shop):
+    bindings = [(r.name, r.kind, r.annotation, r.value) for r in shop["bindings"]
+                if r.scope_qualname == "com.example.app.Shop.add(T,U[])"]
+    assert bindings == [
+        ("m", "assignment", "int", "max(1, LIMIT)"),
+        ("t", "loop", "T", "items"),
+        ("r", "assignment", "Runnable", "() -> helper(item)"),
+        ("in", "with", "var", "open()"),
+        ("e", "as", "IllegalStateException | IllegalArgumentException",
+         "IllegalStateException | IllegalArgumentException"),
+        ("s", "as", "Special", "Special"),
+        ("o", "assignment", "Object", "new Object() { @Override public String toString() { return name; } }")]
+
+
+@pytest.mark.parametrize("written, identity", [
+    ("String", "String"), ("java.util.List<String>", "List"), ("Map<String, List<Integer>>", "Map"),
+    ("java.util.Map.Entry<K, V>", "Entry"), ("int[][]", "int[][]"), ("String...", "String[]"),
+    ("@NonNull final String", "String"), ("List<? extends T>[]", "List[]"), ("T", "T")])
+def test_a_parameter_type_as_a_method_identity_writes_it(written, identity):
+    assert erased(written) == identity
+
+
+@pytest.mark.parametrize("path, module", [
+    ("src/main/java/com/x/Foo.java", "com.x.Foo"),
+    ("core/src/test/java/com/x/FooTest.java", "com.x.FooTest"),
+    ("app/src/integration/java/org/y/Bar.java", "org.y.Bar"),
+    ("src/com/x/Foo.java", "com.x.Foo"),
+    ("Foo.java", "Foo"),
+    ("tools/java/Gen.java", "tools.java.Gen")])  # `java` is a source root only as src/<set>/java
+def test_module_names_start_below_the_source_root(path, module):
+    assert language("java").module_name(path, set()) == module
+    assert for_file(path) is language("java")
+
+
+def test_hostile_java_files_cost_linear_time_or_are_skipped():
+    chain = ("class A { void f() { x" + ".b()" * 20000 + "; } }").encode()
+    started = time.monotonic()
+    rows = extract(chain, "A.java", "A").rows
+    assert time.monotonic() - started < 10
+    assert len(rows["calls"]) == 20000
+    assert max(len(r.callee_text) for r in rows["calls"]) <= 243  # stored shortened
+    nested = ("class B { int f() { return " + "(" * 3000 + "1" + ")" * 3000 + "; } }").encode()
+    assert extract(nested, "B.java", "B").rows["members"]  # no recursion limit on deep nesting
+    with pytest.raises(UndecodableSource):
+        extract(b"\x00\x01class C {}", "C.java", "C")
+    with pytest.raises(UndecodableSource):
+        extract("class D { String s = \"\u00e9\"; }".encode("latin-1"), "D.java", "D")
+    with pytest.raises(ExtractionBudget):
+        extract(("class E { void f() {" + "g();" * 200000 + "} }").encode(), "E.java", "E", budget_s=0.0)
+
+
+def test_a_repository_with_python_and_java_indexes_both(tmp_path):
+    root = tmp_path / "repo"
+    (root / "src/main/java/com/example").mkdir(parents=True)
+    (root / "src/main/java/com/example/Greeter.java").write_text(
+        "package com.example;\nimport java.util.List;\n"
+        "public class Greeter { public String greet(String who) { return String.format(\"hi %s\", who); } }\n")
+    (root / "scripts").mkdir()
+    (root / "scripts/run.py").write_text("import json\n\ndef main():\n    return json.dumps(1)\n")
+    db = tmp_path / "g.duckdb"
+    report = index_repository(root, db, embed=False)
+    # the Python library layer reads Python's imports only: `java.util` is not a package it misses
+    assert not any("java" in w for w in report.warnings), report.warnings
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert dict(con.execute("SELECT path, language FROM files WHERE layer = 'project'").fetchall()) == {
+            "src/main/java/com/example/Greeter.java": "java", "scripts/run.py": "python"}
+        assert con.execute("SELECT module FROM files WHERE language = 'java'").fetchone() == ("com.example.Greeter",)
+        assert con.execute("SELECT qualname, kind FROM members WHERE class_qualname = 'com.example.Greeter' "
+                           "ORDER BY 1").fetchall() == [("com.example.Greeter.<init>()", "constructor"),
+                                                        ("com.example.Greeter.greet(String)", "method")]
+        assert con.execute("SELECT resolved_callee FROM calls WHERE caller_qualname = 'run.main'"
+                           ).fetchone() == ("json.dumps",)
+    finally:
+        con.close()
+    # an update of the Java file alone keeps both languages' rows
+    (root / "src/main/java/com/example/Greeter.java").write_text(
+        "package com.example;\npublic class Greeter { public String greet(String who) { return who; }\n"
+        "  public String bye() { return greet(\"bye\"); } }\n")
+    assert index_repository(root, db, embed=False).mode == "update"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT caller_qualname, callee_text FROM calls WHERE file_id IN "
+                           "(SELECT file_id FROM files WHERE language = 'java')").fetchall() == [
+            ("com.example.Greeter.bye()", "greet")]
+        assert con.execute("SELECT count(*) FROM calls WHERE caller_qualname = 'run.main'").fetchone() == (1,)
+    finally:
+        con.close()
