@@ -1,6 +1,7 @@
 """The static call graph against a dynamic oracle: the calls real test suites make.
 
     python -m benchmarks.dynamic_callgraph [--projects PROJECTS.json] [--setup SETUP.json] [--baseline-python PY]
+        [--traces RESULTS.json]
         [--out benchmarks/results/dynamic_callgraph.json]
 
 Projects: the repair benchmark's pinned source distributions and click, or those a file names
@@ -229,10 +230,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--projects", type=Path, help="JSON: name -> {requirement, install, pytest_args}")
     parser.add_argument("--setup", type=Path, help="JSON: project -> extra pip requirements for its tests")
     parser.add_argument("--baseline-python", help="an interpreter with the baseline codegraph installed")
+    parser.add_argument("--traces", type=Path,
+                        help="a results file of this benchmark: score its stored observed edges against graphs of "
+                             "this code instead of running the suites again (its projects unless --projects names "
+                             "some; the generator edges are not stored, so recall_with_generators is not reported)")
     parser.add_argument("--out", default="benchmarks/results/dynamic_callgraph.json")
     args = parser.parse_args(argv)
     setup = json.loads(args.setup.read_text()) if args.setup else {}
+    stored = json.loads(args.traces.read_text())["projects"] if args.traces else None
     projects = (json.loads(args.projects.read_text()) if args.projects else
+                {name: {"requirement": p["requirement"]} for name, p in stored.items()} if stored else
                 {name: {"requirement": r, "install": setup.get(name, [])} for name, r in REQUIREMENTS.items()})
     runs = {"current": (sys.executable, PROJECT_RESOLUTIONS)}
     if args.baseline_python:
@@ -243,11 +250,16 @@ def main(argv: list[str] | None = None) -> None:
         for name, spec in projects.items():
             requirement = spec["requirement"]
             root = _extract(requirement, scratch)
-            if spec.get("install"):
-                subprocess.run([sys.executable, "-m", "pip", "install", "-q", *spec["install"]], check=True)
             files = source_files(root)
             modules = set(files.values())
-            observed, resumed = observe(root, files, scratch, spec.get("pytest_args", []))
+            if stored is not None:  # what ran then, scored against this code's graph
+                if stored[name]["requirement"] != requirement:
+                    parser.error(f"--traces: {name} was traced as {stored[name]['requirement']}, not {requirement}")
+                observed, resumed = {tuple(edge) for edge in stored[name]["observed"]}, set()
+            else:
+                if spec.get("install"):
+                    subprocess.run([sys.executable, "-m", "pip", "install", "-q", *spec["install"]], check=True)
+                observed, resumed = observe(root, files, scratch, spec.get("pytest_args", []))
             project = {"requirement": requirement}
             for run, (python, resolutions) in runs.items():
                 db_path = scratch / f"{name}-{run}.duckdb"
@@ -271,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
                                     db_path, {e for e in static - everything if in_modules(e, modules)}, name)
                                 if run == "current" else None,
                                 "recall_with_generators": round(len(everything & static) / len(everything), 4)
-                                if everything else None}
+                                if everything and stored is None else None}
             results["projects"][name] = project
             print(name, len(observed), "observed;",
                   {run: project[run]["recall"] for run in runs}, flush=True)
