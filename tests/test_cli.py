@@ -195,11 +195,11 @@ def test_codegraph_folder_ignores_itself_for_git(runner, mini_repo):
         assert ".codegraph" not in status
 
 
-def test_a_folder_without_python_files_warns(runner, tmp_path):
+def test_a_folder_without_source_files_warns(runner, tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "readme.md").write_text("# nothing to see\n")
     result = runner.invoke(main, ["index", str(tmp_path / "docs"), "--db", str(tmp_path / "g.duckdb")])
-    assert result.exit_code == 0 and "warning: no source files (.py) found" in result.output
+    assert result.exit_code == 0 and "warning: no source files (.java, .py) found" in result.output
 
 
 def test_progress_reports_every_phase(mini_repo):
