@@ -275,3 +275,175 @@ def test_a_repository_with_python_and_java_indexes_both(tmp_path):
         assert con.execute("SELECT count(*) FROM calls WHERE caller_qualname = 'run.main'").fetchone() == (1,)
     finally:
         con.close()
+
+
+_ZOO = {
+    "p/Animal.java": """package p;
+public abstract class Animal {
+    protected String name;
+    public Animal(String name) { this.name = name; }
+    public String name() { return name; }
+    public abstract String sound();
+    public String describe() { return name() + " says " + sound(); }
+    public static Animal of(String kind) { return kind.equals("dog") ? new Dog() : new Cat(); }
+}
+""",
+    "p/Dog.java": """package p;
+public class Dog extends Animal implements Pet {
+    public Dog() { super("dog"); }
+    @Override public String sound() { return "woof"; }
+    public String owner() { return "me"; }
+    public void fetch(Ball ball) { ball.roll(1); ball.roll(1, 2); ball.roll("far"); }
+}
+""",
+    "p/Cat.java": """package p;
+class Cat extends Animal {
+    Cat() { this("cat"); }
+    Cat(String n) { super(n); }
+    public String sound() { String name = "x"; return name.trim(); }
+}
+""",
+    "p/Pet.java": """package p;
+public interface Pet { default String greet() { return "hi " + owner(); } String owner(); }
+""",
+    "p/Ball.java": """package p;
+public class Ball { void roll(int n) {} void roll(int a, int b) {} void roll(String where) {} Ball bounce() { return this; } }
+""",
+    "q/Shelter.java": """package q;
+import p.Animal;
+import p.Dog;
+import java.util.List;
+import java.util.ArrayList;
+import static p.Animal.of;
+public class Shelter {
+    private final List<Animal> animals = new ArrayList<>();
+    private Dog lead;
+    public void admit(String kind) {
+        Animal a = of(kind);
+        animals.add(a);
+        a.describe();
+        lead.fetch(new p.Ball());
+        lead.greet();
+        var d = new Dog();
+        d.sound();
+        new p.Ball().bounce().roll(3);
+        for (Animal each : animals) each.name();
+        Runnable r = () -> report(a);
+        Animal.of("cat").sound();
+    }
+    private void report(Animal a) { a.sound(); }
+    class Room { void open() { admit("dog"); report(null); } }
+}
+""",
+    "q/Dog.java": "package q;\nclass Dog { void bark() {} }\n",
+    "q/Zoo.java": "package q;\nimport p.*;\nclass Zoo { Dog d; Ball b; void f() { d.bark(); b.bounce(); } }\n",
+    "q/Yard.java": "package q;\nimport p.Dog;\nclass Yard { Dog d; void f() { d.sound(); } }\n",
+}
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("zoo")
+    for path, text in _ZOO.items():
+        (root / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src/main/java" / path).write_text(text)
+    db = root / "g.duckdb"
+    index_repository(root, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    yield con
+    con.close()
+
+
+def _calls(con, caller):
+    return sorted((text, target or "", how or "") for text, target, how in con.execute(
+        "SELECT callee_text, resolved_callee, resolution FROM calls WHERE caller_qualname = ?", [caller]).fetchall())
+
+
+def test_calls_resolve_through_declared_types(zoo):
+    """JLS 15.12: the class to search (15.12.1), the overload by arity and argument types (15.12.2),
+    a method inherited from a superclass or an interface's default (8.4.8), a static import (7.5.3)."""
+    assert _calls(zoo, "q.Shelter.admit(String)") == sorted([
+        ("of", "p.Animal.of(String)", "import"),
+        ("animals.add", "java.util.List.add", "external"),
+        ("a.describe", "p.Animal.describe()", "type"),
+        ("lead.fetch", "p.Dog.fetch(Ball)", "type"),
+        ("p.Ball", "p.Ball.<init>()", "type"),
+        ("lead.greet", "p.Pet.greet()", "type"),
+        ("Dog", "p.Dog.<init>()", "type"),
+        ("d.sound", "p.Dog.sound()", "type"),  # `var d = new Dog()`
+        ("p.Ball", "p.Ball.<init>()", "type"),
+        ("new p.Ball().bounce", "p.Ball.bounce()", "type"),
+        ("new p.Ball().bounce().roll", "p.Ball.roll(int)", "type"),  # through bounce()'s return type
+        ("each.name", "p.Animal.name()", "type"),
+        ("report", "q.Shelter.report(Animal)", "self"),  # in a lambda: admit's code
+        ("Animal.of", "p.Animal.of(String)", "type"),
+        ("Animal.of(\"cat\").sound", "p.Animal.sound()", "type")])
+    assert _calls(zoo, "p.Dog.fetch(Ball)") == [("ball.roll", "p.Ball.roll(String)", "type"),
+                                               ("ball.roll", "p.Ball.roll(int)", "type"),
+                                               ("ball.roll", "p.Ball.roll(int,int)", "type")]
+    assert _calls(zoo, "q.Shelter.report(Animal)") == [("a.sound", "p.Animal.sound()", "type")]
+    # an inner class calls its outer instance's methods (15.12.1: the innermost class that has one)
+    assert _calls(zoo, "q.Shelter.Room.open()") == [("admit", "q.Shelter.admit(String)", "self"),
+                                                   ("report", "q.Shelter.report(Animal)", "self")]
+    assert _calls(zoo, "p.Animal.describe()") == [("name", "p.Animal.name()", "self"),
+                                                 ("sound", "p.Animal.sound()", "self")]
+    assert _calls(zoo, "p.Pet.greet()") == [("owner", "p.Pet.owner()", "self")]
+    # a local shadows the field of the same name (6.4.1): `name.trim()` is String's
+    assert _calls(zoo, "p.Cat.sound()") == [("name.trim", "java.lang.String.trim", "external")]
+
+
+def test_constructors_by_arity_and_chaining(zoo):
+    assert _calls(zoo, "p.Animal.of(String)") == [("Cat", "p.Cat.<init>()", "type"), ("Dog", "p.Dog.<init>()", "type"),
+                                                 ("kind.equals", "java.lang.String.equals", "external")]
+    assert _calls(zoo, "p.Dog.<init>()") == [("super", "p.Animal.<init>(String)", "super")]
+    assert _calls(zoo, "p.Cat.<init>()") == [("this", "p.Cat.<init>(String)", "self")]
+    assert _calls(zoo, "p.Cat.<init>(String)") == [("super", "p.Animal.<init>(String)", "super")]
+
+
+def test_type_names_by_the_scoping_rules(zoo):
+    """JLS 6.4.1: a single-type import shadows the package's class of that name, which shadows an
+    on-demand import's."""
+    assert _calls(zoo, "q.Zoo.f()") == [("b.bounce", "p.Ball.bounce()", "type"), ("d.bark", "q.Dog.bark()", "type")]
+    assert _calls(zoo, "q.Yard.f()") == [("d.sound", "p.Dog.sound()", "type")]
+    bases = dict(((c, b), r) for c, b, r in zoo.execute(
+        "SELECT class_qualname, base_text, resolved_base FROM inheritance").fetchall())
+    assert bases == {("p.Dog", "Animal"): "p.Animal", ("p.Dog", "Pet"): "p.Pet", ("p.Cat", "Animal"): "p.Animal"}
+    assert zoo.execute("SELECT base_qualnames FROM classes WHERE qualname = 'p.Dog'").fetchone() == (
+        ["p.Animal", "p.Pet"],)
+    imports = {(m, n): (q, r) for m, n, q, r in zoo.execute(
+        "SELECT imported_module, name, resolved_qualname, resolution FROM imports i JOIN files f USING (file_id) "
+        "WHERE f.path LIKE '%Shelter.java'").fetchall()}
+    assert imports == {("p", "Animal"): ("p.Animal", "definition"), ("p", "Dog"): ("p.Dog", "definition"),
+                       ("java.util", "List"): (None, None), ("java.util", "ArrayList"): (None, None),
+                       ("p.Animal", "of"): ("p.Animal.of(String)", "definition")}
+
+
+def test_an_update_resolves_the_java_files_again(tmp_path):
+    root = tmp_path / "zoo"
+    for path, text in _ZOO.items():
+        (root / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src/main/java" / path).write_text(text)
+    db = tmp_path / "g.duckdb"
+    index_repository(root, db, embed=False, libraries=False)
+    # the two-int overload goes, and the String one takes any CharSequence now
+    (root / "src/main/java/p/Ball.java").write_text(
+        "package p;\npublic class Ball { void roll(int n) {} void roll(CharSequence where) {} "
+        "Ball bounce() { return this; } }\n")
+    report = index_repository(root, db, embed=False, libraries=False)
+    assert report.mode == "update" and report.reresolved == len(_ZOO) - 1
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    index_repository(root, rebuilt, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert _calls(con, "p.Dog.fetch(Ball)") == [("ball.roll", "", ""),  # no roll(int, int) any more
+                                                   ("ball.roll", "p.Ball.roll(CharSequence)", "type"),
+                                                   ("ball.roll", "p.Ball.roll(int)", "type")]
+        con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
+        for table, columns in (("calls", "caller_qualname, line, col, callee_text, resolved_callee, resolution"),
+                               ("imports", "module, line, name, resolved_qualname, resolution"),
+                               ("inheritance", "class_qualname, base_text, resolved_base"),
+                               ("classes", "qualname, base_qualnames")):
+            updated = con.execute(f"SELECT {columns} FROM main.{table} ORDER BY ALL").fetchall()
+            assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
+    finally:
+        con.close()

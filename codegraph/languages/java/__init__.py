@@ -1,12 +1,12 @@
-"""Java: tree-sitter-java for the rows (extract.py). Resolution, the JDK and dependency jars as a
-library layer, and javac's diagnostics are to come: until then a Java file's rows go in as
-extracted, its calls unresolved."""
+"""Java: tree-sitter-java for the rows (extract.py), names resolved through declared types
+(resolve.py). The JDK and dependency jars as a library layer, and javac's diagnostics, are to
+come: until then a name outside the repository resolves to its dotted path (`external`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..base import FileFacts, Language, register
+from ..base import FileFacts, Language, Resolution, register
 
 # Where a Java file's package starts in its path: below a Maven or Gradle source root
 # (`src/main/java/`, `src/test/java/`, any `src/<set>/java/`), else below a leading `src/`.
@@ -34,6 +34,12 @@ class Java(Language):
 
     def module_of_file(self, path: Path) -> str:
         return path.stem
+
+    def resolution(self) -> Resolution:
+        # loaded when a build asks, as the extractor is when a Java file is read
+        from .resolve import JavaResolution
+
+        return JavaResolution()
 
     def extract(self, data: bytes, path: str, module: str, is_package: bool,
                 budget_s: float | None = None) -> FileFacts:

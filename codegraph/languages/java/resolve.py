@@ -1,0 +1,589 @@
+"""What Java names mean, through declared types: the Resolution of Java's files.
+
+Types by the JLS's rules for a simple type name (6.5.5.1, 6.4.1): the member types of the class
+and of the classes around it (and those they inherit), the file's single-type imports, the
+classes of its package, its on-demand imports, then java.lang. A call's receiver is typed by what
+declares it: a local's or parameter's declared type, a field's (inherited ones too), the class a
+`new` makes, the return type of the method a call runs, `this`, `super`, `Outer.this`, a cast. A
+method is chosen among its overloads by arity (varargs take any number from their position on),
+then by the arguments whose type is known. Names outside the repository (the JDK, dependencies:
+there is no Java library layer yet) resolve to their dotted path with resolution `external`.
+
+An update resolves every Java file again: Java's names reach across files through every
+declared type, and the whole is one pass over tables already in memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable
+
+import duckdb
+import pyarrow as pa
+
+from ...columns import column_lists, concat, insert_arrow, update_by_id
+from ...schema import BY_NAME, RESOLVED_TABLES
+from ..base import Emit, Resolution
+from .extract import _PARSER, erased
+
+RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
+_PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double", "void", "var"})
+# java.lang's classes and interfaces (JLS 7.3: every compilation unit imports them on demand)
+_JAVA_LANG = frozenset("""Appendable AutoCloseable CharSequence Cloneable Comparable Iterable Readable Runnable
+Boolean Byte Character Class ClassLoader Double Enum Float Integer Long Math Number Object Package Process
+ProcessBuilder Record Runtime Short StackTraceElement StrictMath String StringBuffer StringBuilder System Thread
+ThreadGroup ThreadLocal Throwable Void ArithmeticException ArrayIndexOutOfBoundsException ArrayStoreException
+ClassCastException ClassNotFoundException CloneNotSupportedException Exception IllegalAccessException
+IllegalArgumentException IllegalMonitorStateException IllegalStateException IndexOutOfBoundsException
+InstantiationException InterruptedException NegativeArraySizeException NoSuchFieldException NoSuchMethodException
+NullPointerException NumberFormatException ReflectiveOperationException RuntimeException SecurityException
+StringIndexOutOfBoundsException UnsupportedOperationException AssertionError Error LinkageError
+NoClassDefFoundError OutOfMemoryError StackOverflowError VirtualMachineError Deprecated FunctionalInterface
+Override SafeVarargs SuppressWarnings""".split())
+_GENERIC = re.compile(r"<[^<>]*>")
+_TYPE_VARIABLE = re.compile(r"[A-Z][0-9]?\Z")  # T, E, K, V, T2: a type parameter's name by convention
+_LITERALS = {"string_literal": "java.lang.String", "text_block": "java.lang.String",
+             "character_literal": "char", "decimal_integer_literal": "int", "hex_integer_literal": "int",
+             "decimal_floating_point_literal": "double", "true": "boolean", "false": "boolean"}
+
+
+def _bare(type_text: str | None) -> str | None:
+    """A type as written without annotations, generic arguments and array brackets."""
+    if not type_text:
+        return None
+    type_text = type_text.partition("|")[0]  # a multi-catch parameter: its first alternative
+    text = re.sub(r"@[\w.]+(?:\([^()]*\))?\s*", "", type_text).replace("final ", "").strip()
+    while (shorter := _GENERIC.sub("", text)) != text:
+        text = shorter
+    return "".join(text.split()).replace("...", "").replace("[]", "") or None
+
+
+@dataclass
+class _Class:
+    qualname: str
+    kind: str
+    file_id: int
+    outer: str | None  # the class it is declared in (for a local or anonymous one, the method's class)
+    bases: list[str]  # as written
+    members: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))  # name -> member rows
+
+
+@dataclass
+class _File:
+    package: str
+    single: dict[str, str] = field(default_factory=dict)  # simple name -> imported class
+    on_demand: list[str] = field(default_factory=list)  # packages (or classes) imported with *
+    static_single: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # member -> classes
+    static_on_demand: list[str] = field(default_factory=list)
+
+
+class JavaResolver:
+    def __init__(self, tables: dict[str, pa.Table]):
+        self.classes: dict[str, _Class] = {}
+        self.members: dict[str, tuple] = {}  # qualname -> (class, name, kind, signature, annotation)
+        for qualname, kind, file_id, scope, bases in zip(*column_lists(
+                tables["classes"], ("qualname", "kind", "file_id", "scope_qualname", "bases"))):
+            self.classes[qualname] = _Class(qualname, kind, file_id, None, list(bases or ()))
+        for qualname, scope in zip(*column_lists(tables["classes"], ("qualname", "scope_qualname"))):
+            self.classes[qualname].outer = self._outer(qualname, scope)
+        for klass, name, qualname, kind, signature, annotation in zip(*column_lists(
+                tables["members"], ("class_qualname", "name", "qualname", "kind", "signature", "annotation"))):
+            if klass in self.classes:
+                self.classes[klass].members[name].append((qualname, kind, signature, annotation))
+                self.members[qualname] = (klass, name, kind, signature, annotation)
+        self.parameters: dict[str, list[tuple]] = defaultdict(list)  # owner -> [(name, annotation, kind)]
+        for owner, position, name, kind, annotation in zip(*column_lists(
+                tables["parameters"], ("owner_qualname", "position", "name", "kind", "annotation"))):
+            self.parameters[owner].append((position, name, annotation, kind))
+        for listed in self.parameters.values():
+            listed.sort()
+        self.locals: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+        for scope, name, line, annotation, value in zip(*column_lists(
+                tables["bindings"], ("scope_qualname", "name", "line", "annotation", "value"))):
+            self.locals[scope][name].append((line or 0, annotation, value))
+        self.packages: set[str] = set()
+        self.files: dict[int, _File] = {}
+        for qualname, klass in self.classes.items():
+            if klass.outer is None and qualname.count("$") == 0:
+                package = qualname.rpartition(".")[0]
+                self.files.setdefault(klass.file_id, _File(package))
+                self.packages.add(package)
+        for file_id, module, name, level, star, target in zip(*column_lists(
+                tables["imports"], ("file_id", "imported_module", "name", "level", "is_star", "bound_name"))):
+            here = self.files.setdefault(file_id, _File(""))
+            if level:
+                (here.static_on_demand.append(module) if star else here.static_single[name].append(module))
+            elif star:
+                here.on_demand.append(module)
+            else:
+                here.single[name] = f"{module}.{name}"
+        self._busy: set[str] = set()  # classes whose bases are being resolved
+        # answers per build: the caches go with the resolver
+        self.resolve_type = functools.lru_cache(maxsize=1 << 16)(self._resolve_type)
+        self.supertypes = functools.lru_cache(maxsize=1 << 16)(self._supertypes)
+        self.ancestors = functools.lru_cache(maxsize=1 << 16)(self._ancestors)
+
+    def _outer(self, qualname: str, scope: str | None) -> str | None:
+        """The class a class is declared in: the class it is a member of (`p.Outer.Inner`,
+        `p.Outer$1`), or the class of the method it is local to; None at the top of its file,
+        whose module may be spelled as a class is (`p.Shop` holds `p.Shop` and `p.Second`)."""
+        if scope and "(" in scope:
+            return self._class_around(scope)
+        if scope in self.classes and qualname.startswith((f"{scope}.", f"{scope}$")):
+            return scope
+        return None
+
+    def _class_around(self, scope: str | None) -> str | None:
+        """The class a declaration sits in: its scope, or the class of the method it is in."""
+        if scope in self.classes:
+            return scope
+        if scope and "(" in scope:
+            owner = scope[:scope.index("(")].rpartition(".")[0]
+            return owner if owner in self.classes else None
+        return None
+
+    # -- types ------------------------------------------------------------------------------
+    def file_of(self, klass: str) -> _File:
+        found = self.classes.get(klass)
+        return self.files.get(found.file_id, _File("")) if found is not None else _File("")
+
+    def _resolve_type(self, written: str | None, context: str | None, file_id: int | None = None
+                      ) -> tuple[str, str] | None:
+        """(the class a type name means where `context` (a class) uses it, or, without one, at
+        the top of the file `file_id`; how: local | import | external); None for a primitive, a
+        type variable or what cannot be told."""
+        name = _bare(written)
+        if not name or name in _PRIMITIVES:
+            return None
+        head, _, rest = name.partition(".")
+        found = self._simple_type(head, context, file_id)
+        if found is None:
+            if name in self.classes:
+                return name, "import"
+            if rest and head[:1].islower():  # a package: a qualified name outside the repository
+                return name, "external"
+            return None
+        qualname, how = found
+        for part in rest.split(".") if rest else ():
+            inner = self._member_type(qualname, part) if how != "external" else None
+            qualname = inner if inner is not None else f"{qualname}.{part}"
+        return qualname, how
+
+    def _simple_type(self, name: str, context: str | None, file_id: int | None) -> tuple[str, str] | None:
+        klass = context
+        while klass is not None:  # member types of the class and those around it, inherited ones too
+            if klass.rpartition(".")[2] == name and klass in self.classes:
+                return klass, "local"
+            inner = self._member_type(klass, name)
+            if inner is not None:
+                return inner, "local"
+            klass = self.classes[klass].outer if klass in self.classes else None
+        here = self.file_of(context) if context else self.files.get(file_id, _File(""))
+        if name in here.single:
+            target = here.single[name]
+            return (target, "import") if target in self.classes else (target, "external")
+        if f"{here.package}.{name}" in self.classes or (not here.package and name in self.classes):
+            return (f"{here.package}.{name}" if here.package else name), "local"
+        for package in here.on_demand:
+            if f"{package}.{name}" in self.classes:
+                return f"{package}.{name}", "import"
+        if name in _JAVA_LANG:
+            return f"java.lang.{name}", "external"
+        outside = [p for p in here.on_demand if p not in self.packages and p not in self.classes]
+        if len(outside) == 1 and not _TYPE_VARIABLE.match(name):  # the one package it can come from
+            return f"{outside[0]}.{name}", "external"
+        return None
+
+    def _member_type(self, klass: str, name: str) -> str | None:
+        for ancestor in self.ancestors(klass):
+            if f"{ancestor}.{name}" in self.classes:
+                return f"{ancestor}.{name}"
+        return None
+
+    def _supertypes(self, klass: str) -> tuple[str, ...]:
+        """The classes a class names as its bases, resolved where it is declared (the class itself
+        excluded: JLS 8.1.4 resolves a superclass name in the scope around the class)."""
+        found = self.classes.get(klass)
+        if found is None or klass in self._busy:  # a cycle of bases (broken code) ends here
+            return ()
+        self._busy.add(klass)
+        out = []
+        try:
+            for base in found.bases:
+                resolved = self.resolve_type(base, found.outer, found.file_id)
+                if resolved is not None and resolved[0] != klass:
+                    out.append(resolved[0])
+        finally:
+            self._busy.discard(klass)
+        if not out and found.kind == "enum":
+            out.append("java.lang.Enum")
+        return tuple(out)
+
+    def _ancestors(self, klass: str) -> tuple[str, ...]:
+        """The class, then its superclasses and interfaces, breadth first, each once."""
+        out, queue, seen = [], [klass], {klass}
+        while queue and len(out) < 256:
+            current = queue.pop(0)
+            out.append(current)
+            for base in self.supertypes(current):
+                if base not in seen:
+                    seen.add(base)
+                    queue.append(base)
+        return tuple(out)
+
+    # -- members -----------------------------------------------------------------------------
+    def methods(self, klass: str, name: str) -> tuple[list[tuple], str | None]:
+        """The methods named `name` a class has (its own first, then inherited), or, when the
+        search leaves the repository, the outside class where it went on."""
+        found: list[tuple] = []
+        outside = None
+        for ancestor in self.ancestors(klass):
+            held = self.classes.get(ancestor)
+            if held is None:
+                outside = outside or ancestor
+                continue
+            own = {m[0][m[0].rfind("("):] for m in found}
+            found += [m for m in held.members.get(name, ()) if m[1] in ("method", "staticmethod", "constructor")
+                      and m[0][m[0].rfind("("):] not in own]  # an override hides what it overrides
+        return found, outside
+
+    def field(self, klass: str, name: str) -> tuple[str, str] | None:
+        """(the field's qualname, its declared type) in the class or what it inherits."""
+        for ancestor in self.ancestors(klass):
+            held = self.classes.get(ancestor)
+            for member in held.members.get(name, ()) if held is not None else ():
+                if member[1] in ("class_attribute", "instance_attribute"):
+                    return member[0], member[3]
+        return None
+
+    def choose(self, candidates: list[tuple], arguments: list[str], types: list[str | None]) -> tuple | None:
+        """The overload a call with these arguments runs: by arity, then by the known argument types."""
+        def arity_fits(member: tuple) -> bool:
+            params = self.parameters.get(member[0], [])
+            if params and params[-1][3] == "var-positional":
+                return len(arguments) >= len(params) - 1
+            return len(params) == len(arguments)
+
+        fitting = [m for m in candidates if arity_fits(m)]
+        if len(fitting) <= 1:
+            return fitting[0] if fitting else None
+        def score(member: tuple) -> int:
+            params = self.parameters.get(member[0], [])
+            total = 0
+            for i, known in enumerate(types):
+                if known is None or i >= len(params):
+                    continue
+                declared = self.resolve_type(params[i][2], self.members[member[0]][0])
+                declared_name = declared[0] if declared else _bare(params[i][2])
+                if declared_name == known:
+                    total += 2
+                elif declared_name is not None and declared_name in self.ancestors(known):
+                    total += 1
+                elif (declared_name in _PRIMITIVES) != (known in _PRIMITIVES) or \
+                        declared_name in self.classes and known in self.classes:
+                    total -= 4  # cannot take it (a class of the repository that is not the argument's)
+            return total
+        ranked = sorted(fitting, key=score, reverse=True)
+        return ranked[0]
+
+    def returns(self, method: str) -> str | None:
+        """The class a method returns, resolved in its class."""
+        held = self.members.get(method)
+        if held is None or not held[3] or "->" not in held[3]:
+            return None
+        resolved = self.resolve_type(held[3].rpartition("->")[2].strip(), held[0])
+        return resolved[0] if resolved else None
+
+    # -- expressions ---------------------------------------------------------------------------
+    def type_of(self, text: str, caller: str, klass: str | None, line: int) -> str | None:
+        """The class an expression's value is an instance of, where `caller` runs it."""
+        node = _expression(text)
+        return self._type_of_node(node, caller, klass, line) if node is not None else None
+
+    def _type_of_node(self, node, caller: str, klass: str | None, line: int) -> str | None:
+        kind = node.type
+        if kind in _LITERALS:
+            return _LITERALS[kind]
+        if kind == "parenthesized_expression" and node.named_child_count:
+            return self._type_of_node(node.named_children[0], caller, klass, line)
+        if kind == "this":
+            return klass
+        if kind == "super":
+            bases = self.supertypes(klass) if klass else ()
+            return bases[0] if bases else "java.lang.Object"
+        if kind == "cast_expression":
+            found = self.resolve_type(_text(node.child_by_field_name("type")), klass)
+            return found[0] if found else None
+        if kind == "object_creation_expression":
+            found = self.resolve_type(_text(node.child_by_field_name("type")), klass)
+            return found[0] if found else None
+        if kind == "identifier":
+            return self._name_type(_text(node), caller, klass, line)
+        if kind == "field_access":
+            target = node.child_by_field_name("field")
+            holder = node.child_by_field_name("object")
+            name = _text(target)
+            if name == "this":  # Outer.this
+                found = self.resolve_type(_text(holder), klass)
+                return found[0] if found else None
+            owner = self._type_of_node(holder, caller, klass, line) if holder is not None else None
+            if owner is None and holder is not None:  # a class named: its static field
+                named = self.resolve_type(_text(holder), klass)
+                owner = named[0] if named else None
+            held = self.field(owner, name) if owner else None
+            if held is not None:
+                found = self.resolve_type(held[1], self.members[held[0]][0])
+                return found[0] if found else None
+            return None
+        if kind == "method_invocation":
+            answer = self.resolve_invocation(node, caller, klass, line)
+            return self.returns(answer[0]) if answer and answer[1] != "external" else None
+        if kind == "array_access":
+            return self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
+        if kind == "ternary_expression":
+            return self._type_of_node(node.child_by_field_name("consequence"), caller, klass, line)
+        return None
+
+    def _name_type(self, name: str, caller: str, klass: str | None, line: int) -> str | None:
+        declared = self._local(name, caller, line)
+        if declared is not None:
+            annotation, value = declared
+            if annotation in (None, "var") and value:
+                return self.type_of(value, caller, klass, line)
+            found = self.resolve_type(annotation, klass)
+            return found[0] if found else None
+        scope = klass
+        while scope is not None:  # a field of the class or of one around it
+            held = self.field(scope, name)
+            if held is not None:
+                found = self.resolve_type(held[1], self.members[held[0]][0])
+                return found[0] if found else None
+            scope = self.classes[scope].outer if scope in self.classes else None
+        return None
+
+    def _local(self, name: str, caller: str, line: int) -> tuple[str | None, str | None] | None:
+        """(declared type, value) of a local or parameter named so where the code at `line` reads it."""
+        bound = [b for b in self.locals.get(caller, {}).get(name, ()) if b[0] <= line]
+        if bound:
+            _, annotation, value = max(bound, key=lambda b: b[0])
+            return annotation, value
+        for _, param, annotation, _ in self.parameters.get(caller, ()):
+            if param == name:
+                return annotation, None
+        return None
+
+    def _argument_types(self, arguments, caller: str, klass: str | None, line: int) -> list[str | None]:
+        return [self._type_of_node(a, caller, klass, line) for a in arguments]
+
+    def resolve_invocation(self, node, caller: str, klass: str | None, line: int) -> tuple[str, str] | None:
+        name = _text(node.child_by_field_name("name"))
+        holder = node.child_by_field_name("object")
+        arguments = [a for a in node.child_by_field_name("arguments").named_children
+                     if "comment" not in a.type] if node.child_by_field_name("arguments") else []
+        types = self._argument_types(arguments, caller, klass, line)
+        return self._call(holder, name, [_text(a) for a in arguments], types, caller, klass, line)
+
+    def _call(self, holder, name: str, arguments: list[str], types: list[str | None], caller: str,
+              klass: str | None, line: int) -> tuple[str, str] | None:
+        if holder is None:  # m(): the class's and those around it, then static imports (JLS 15.12.1)
+            scope, beyond = klass, None
+            while scope is not None:
+                candidates, outside = self.methods(scope, name)
+                chosen = self.choose(candidates, arguments, types)
+                if chosen is not None:
+                    return chosen[0], "self"
+                beyond = beyond or outside
+                scope = self.classes[scope].outer if scope in self.classes else None
+            here = self.file_of(klass) if klass else _File("")
+            for owner in here.static_single.get(name, ()):
+                chosen = self.choose(self.methods(owner, name)[0], arguments, types) if owner in self.classes else None
+                return (chosen[0], "import") if chosen else (f"{owner}.{name}", "external")
+            for owner in here.static_on_demand:
+                if owner in self.classes:
+                    chosen = self.choose(self.methods(owner, name)[0], arguments, types)
+                    if chosen is not None:
+                        return chosen[0], "import"
+            # outside the repository: a class it inherits from (`getClass()`, a framework's method) or
+            # a class imported on demand, when there is exactly one place it can come from
+            places = [o for o in here.static_on_demand if o not in self.classes] + ([beyond] if beyond else [])
+            return (f"{places[0]}.{name}", "external") if len(places) == 1 else None
+        said = _text(holder)
+        if holder.type == "super":
+            owner, how = (self.supertypes(klass) or ("java.lang.Object",))[0] if klass else None, "super"
+        else:
+            owner, how = self._type_of_node(holder, caller, klass, line), "type"
+            if owner is None and holder.type in ("identifier", "field_access", "scoped_identifier"):
+                named = self.resolve_type(said, klass)  # Foo.bar(): a static method of a class named
+                if named is not None and (holder.type != "identifier" or self._local(said, caller, line) is None):
+                    owner = named[0]
+            if holder.type == "this":
+                how = "self"
+        if owner is None:
+            return None
+        candidates, outside = self.methods(owner, name)
+        chosen = self.choose(candidates, arguments, types)
+        if chosen is not None:
+            return chosen[0], how
+        if outside is not None:
+            return f"{outside}.{name}", "external"
+        return None
+
+    def resolve_new(self, written: str, arguments: list[str], caller: str, klass: str | None,
+                    line: int) -> tuple[str, str] | None:
+        made = self.resolve_type(written, klass)
+        if made is None:
+            return None
+        qualname, how = made
+        if qualname not in self.classes:
+            return f"{qualname}.<init>", "external"
+        types = [self.type_of(a, caller, klass, line) for a in arguments]
+        chosen = self.choose(self.classes[qualname].members.get("<init>", []), arguments, types)
+        return (chosen[0], "type") if chosen is not None else (qualname, "type")
+
+    def resolve_call_row(self, text: str, kind: str, arguments: list[str], caller: str, line: int
+                         ) -> tuple[str, str] | None:
+        klass = self._class_around(caller)
+        if kind == "new":
+            return self.resolve_new(text, arguments, caller, klass, line)
+        if kind == "reference":
+            holder, _, name = text.rpartition("::")
+            owner = self.type_of(holder, caller, klass, line) if holder not in ("this", "super") else \
+                (klass if holder == "this" else (self.supertypes(klass) or (None,))[0] if klass else None)
+            if owner is None:
+                named = self.resolve_type(holder, klass)
+                owner = named[0] if named else None
+            if owner is None:
+                return None
+            if owner not in self.classes:
+                return f"{owner}.{'<init>' if name == 'new' else name}", "external"
+            listed = self.classes[owner].members.get("<init>" if name == "new" else name, [])
+            callables = [m for m in listed if m[1] in ("method", "staticmethod", "constructor")]
+            if not callables:
+                callables = self.methods(owner, name)[0]
+            return (callables[0][0], "type") if callables else None
+        if kind == "call" and (text in ("this", "super") or text.endswith((".this", ".super"))):
+            target = klass if text.endswith("this") else (self.supertypes(klass) or (None,))[0] if klass else None
+            if target is None:
+                return None
+            if target not in self.classes:
+                return f"{target}.<init>", "external"
+            types = [self.type_of(a, caller, klass, line) for a in arguments]
+            chosen = self.choose(self.classes[target].members.get("<init>", []), arguments, types)
+            return (chosen[0], "self" if text == "this" else "super") if chosen else None
+        node = _expression(f"{text}({', '.join(arguments)})") if not text.endswith("...") else None
+        if node is None or node.type != "method_invocation":
+            return None
+        return self.resolve_invocation(node, caller, klass, line)
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None else ""
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _expression(text: str):
+    """An expression as tree-sitter-java reads it (the node of `Object _ = <text>;`)."""
+    tree = _PARSER.parse(f"class _{{Object _={text};}}".encode())
+    found = tree.root_node
+    for path in ("class_declaration", "class_body", "field_declaration", "variable_declarator"):
+        found = next((c for c in found.named_children if c.type == path), None)
+        if found is None:
+            return None
+    value = found.child_by_field_name("value")
+    return value if value is not None and not value.has_error else None
+
+
+def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """imports, calls, refs and inheritance with their resolution columns."""
+    def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
+        for i, name in enumerate(names):
+            kind = pa.bool_() if name == "alternative" else pa.string()
+            table = table.append_column(name, pa.array([v[i] for v in values], kind))
+        return table
+
+    out = {}
+    imports = tables["imports"]
+    values = []
+    for module, name, level, star in zip(*column_lists(imports, ("imported_module", "name", "level", "is_star"))):
+        if star:
+            known = module in resolver.packages or module in resolver.classes
+            values.append((module if known else None, None, "module" if known else None))
+        elif level:
+            members = resolver.methods(module, name)[0] if module in resolver.classes else []
+            held = members[0][0] if members else (resolver.field(module, name) or (None,))[0] \
+                if module in resolver.classes else None
+            values.append((module if module in resolver.classes else None, held, "definition" if held else None))
+        else:
+            target = f"{module}.{name}"
+            values.append((module if module in resolver.packages else None, target if target in resolver.classes
+                           else None, "definition" if target in resolver.classes else None))
+    out["imports"] = with_columns(imports, RESOLVED_COLUMNS["imports"], values)
+    calls = tables["calls"]
+    values = []
+    for text, kind, arguments, caller, line in zip(*column_lists(
+            calls, ("callee_text", "kind", "arguments", "caller_qualname", "line"))):
+        answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
+        values.append((False, *(answer or (None, None))))
+    out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
+    out["refs"] = with_columns(tables["refs"], RESOLVED_COLUMNS["refs"], [(None, None)] * tables["refs"].num_rows)
+    inheritance = tables["inheritance"]
+    values = []
+    for klass, base in zip(*column_lists(inheritance, ("class_qualname", "base_text"))):
+        held = resolver.classes.get(klass)
+        found = resolver.resolve_type(base, held.outer, held.file_id) if held else None
+        values.append(found if found else (None, None))
+    out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
+    return out
+
+
+def class_bases(resolver: JavaResolver, classes: pa.Table) -> pa.Table:
+    ids, qualnames = column_lists(classes, ("id", "qualname"))
+    return pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
+        [list(resolver.supertypes(q)) for q in qualnames], pa.list_(pa.string()))})
+
+
+_READ = ("classes", "members", "parameters", "bindings", "imports", "inheritance")
+
+
+class JavaResolution(Resolution):
+    def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
+             emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
+        resolver = JavaResolver(project)
+        for name, table in resolve_tables(resolver, project).items():
+            emit(name, table)
+        bases = class_bases(resolver, project["classes"])
+        project.clear()
+        library.clear()
+        return lambda con: update_by_id(con, "classes", bases)
+
+    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> None:
+        return None  # every Java file is resolved again (the module's docstring says why)
+
+    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: None, fresh: dict[str, pa.Table],
+                     modules: dict[int, str]) -> int:
+        where = ("WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java') "
+                 "AND file_id NOT IN (SELECT file_id FROM _fresh)")
+
+        def fetch(name: str, clause: str) -> pa.Table:
+            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
+            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
+
+        others = con.execute(f"SELECT count(*) FROM files {where}").fetchone()[0]
+        tables = {name: concat(name, [fetch(name, where + (" AND NOT coalesce(alternative, false)"
+                                                           if name == "calls" else "")), fresh[name]])
+                  for name in RESOLVED_TABLES}
+        java = "WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java')"
+        for name in _READ:
+            if name not in RESOLVED_TABLES:
+                tables[name] = fetch(name, java)
+        for name in RESOLVED_TABLES:
+            con.execute(f'DELETE FROM "{name}" {where}')
+        resolver = JavaResolver(tables)
+        for name, table in resolve_tables(resolver, tables).items():
+            insert_arrow(con, name, table)
+        update_by_id(con, "classes", class_bases(resolver, tables["classes"]))
+        return others
+
