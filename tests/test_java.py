@@ -177,6 +177,7 @@ def test_calls_and_where_their_code_belongs(shop):
         (add, "new Local().work", "work", "call", []),
         (add, "Local", "Local", "new", []),
         ("com.example.app.Shop.add(T)", "add", "add", "call", ["item", "new Object[0]"]),
+        ("com.example.app.Shop.Color", "Color", "Color", "new", []),  # RED: the enum's no-argument constructor
         ("com.example.app.Shop.Color", "Color", "Color", "new", ['"g"']),  # GREEN("g") runs a constructor
         ("com.example.app.Shop.Color.<init>()", "this", "this", "call", ['"r"']),
         ("com.example.app.Shop.Point.origin()", "Point", "Point", "new", ["0", "0"]),
@@ -445,5 +446,41 @@ def test_an_update_resolves_the_java_files_again(tmp_path):
                                ("classes", "qualname, base_qualnames")):
             updated = con.execute(f"SELECT {columns} FROM main.{table} ORDER BY ALL").fetchall()
             assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
+    finally:
+        con.close()
+
+
+def test_overloads_by_the_phases_of_method_invocation(tmp_path):
+    """JLS 15.12.2: applicable by subtyping and primitive widening first (phase 1), then with
+    boxing (2), then by variable arity (3); among the applicable ones the most specific (15.12.2.5).
+    And 8.8.7: a constructor that calls neither this() nor super() calls super()."""
+    tree = tmp_path / "src/main/java/r"
+    tree.mkdir(parents=True)
+    (tree / "Base.java").write_text("package r;\npublic class Base { public Base() {} public Base(int n) {} }\n")
+    (tree / "Kid.java").write_text("package r;\npublic class Kid extends Base { Kid() { } Kid(int n) { super(n); } }\n")
+    (tree / "Over.java").write_text("""package r;
+import java.io.IOException;
+public class Over {
+    void f(int x) {} void f(long x) {} void f(double[] xs) {} void f(Object o) {} void f(String s) {}
+    void g(Integer i) {} void g(Number n, int k) {}
+    void h(int... xs) {}
+    void run(IOException e) {
+        f(1); f(1L); f('c'); f(new double[2]); f("s"); f(e); g(3); h(1, 2, 3);
+        byte b = 1; f(b); f(b + 1.5);
+    }
+}
+""")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        run = con.execute("SELECT arguments[1], resolved_callee FROM calls WHERE caller_qualname = 'r.Over.run(IOException)'"
+                          " ORDER BY line, col").fetchall()
+        assert run == [("1", "r.Over.f(int)"), ("1L", "r.Over.f(long)"), ("'c'", "r.Over.f(int)"),
+                       ("new double[2]", "r.Over.f(double[])"), ('"s"', "r.Over.f(String)"), ("e", "r.Over.f(Object)"),
+                       ("3", "r.Over.g(Integer)"), ("1", "r.Over.h(int[])"), ("b", "r.Over.f(int)"),
+                       ("b + 1.5", "r.Over.f(Object)")]  # a double boxes to Double, an Object (phase 2)
+        assert _calls(con, "r.Kid.<init>()") == [("super", "r.Base.<init>()", "implicit")]
+        assert _calls(con, "r.Kid.<init>(int)") == [("super", "r.Base.<init>(int)", "super")]
     finally:
         con.close()

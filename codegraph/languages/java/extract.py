@@ -358,6 +358,10 @@ class _Extractor:
         self._parameters(sid, qualname, params)
         inner = _Scope("method", qualname, sid, scope.qualname, scope.id)
         body = node.child_by_field_name("body")
+        if kind == "constructor" and body is not None and self.class_kinds.get(scope.qualname) == "class" and \
+                not any(c.type == "explicit_constructor_invocation" for c in body.named_children):
+            # a constructor that calls neither this(...) nor super(...) begins with super() (JLS 8.8.7)
+            self._call_row(body, inner, "super", "super", "implicit", None, end=body.children[0])
         return [(body, inner)] if body is not None else []
 
     def _compact_constructor(self, node: Node, scope: _Scope) -> list:
@@ -405,9 +409,10 @@ class _Extractor:
                      scope.qualname.rpartition(".")[2], None, self.annotations(node), node, self.javadoc(node))
         out = []
         arguments = node.child_by_field_name("arguments")
+        # every constant is made by a constructor of the enum, `RED` by its no-argument one (JLS 8.9.1)
+        self._call_row(node, scope, scope.qualname.rpartition(".")[2], scope.qualname.rpartition(".")[2], "new",
+                       arguments, end=node.child_by_field_name("name"))
         if arguments is not None:
-            self._call_row(node, scope, scope.qualname.rpartition(".")[2], scope.qualname.rpartition(".")[2], "new",
-                           arguments, end=node.child_by_field_name("name"))
             out.append((arguments, scope))
         body = node.child_by_field_name("body")
         if body is not None:  # RED { ... }: an anonymous subclass of the enum

@@ -45,9 +45,39 @@ NoClassDefFoundError OutOfMemoryError StackOverflowError VirtualMachineError Dep
 Override SafeVarargs SuppressWarnings""".split())
 _GENERIC = re.compile(r"<[^<>]*>")
 _TYPE_VARIABLE = re.compile(r"[A-Z][0-9]?\Z")  # T, E, K, V, T2: a type parameter's name by convention
-_LITERALS = {"string_literal": "java.lang.String", "text_block": "java.lang.String",
-             "character_literal": "char", "decimal_integer_literal": "int", "hex_integer_literal": "int",
-             "decimal_floating_point_literal": "double", "true": "boolean", "false": "boolean"}
+_OBJECT, _STRING = "java.lang.Object", "java.lang.String"
+_LITERALS = {"string_literal": _STRING, "text_block": _STRING, "character_literal": "char", "true": "boolean",
+             "false": "boolean", "null_literal": "null", "class_literal": "java.lang.Class"}
+# JLS 5.1.2 (widening primitive conversions) and 5.1.7-5.1.8 (boxing and unboxing)
+_WIDER = {"byte": ("short", "int", "long", "float", "double"), "short": ("int", "long", "float", "double"),
+          "char": ("int", "long", "float", "double"), "int": ("long", "float", "double"),
+          "long": ("float", "double"), "float": ("double",)}
+_BOXES = {"boolean": "java.lang.Boolean", "byte": "java.lang.Byte", "short": "java.lang.Short",
+          "char": "java.lang.Character", "int": "java.lang.Integer", "long": "java.lang.Long",
+          "float": "java.lang.Float", "double": "java.lang.Double"}
+_UNBOXED = {box: primitive for primitive, box in _BOXES.items()}
+# The supertypes of java.lang's value classes (their declarations in the JDK), until a JDK layer says them
+_JDK_SUPERTYPES = {
+    **{box: ("java.lang.Number", "java.lang.Comparable", "java.io.Serializable", _OBJECT)
+       for box in ("java.lang.Byte", "java.lang.Short", "java.lang.Integer", "java.lang.Long", "java.lang.Float",
+                   "java.lang.Double")},
+    "java.lang.Boolean": ("java.lang.Comparable", "java.io.Serializable", _OBJECT),
+    "java.lang.Character": ("java.lang.Comparable", "java.io.Serializable", _OBJECT),
+    _STRING: ("java.lang.CharSequence", "java.lang.Comparable", "java.io.Serializable", _OBJECT),
+    "java.lang.StringBuilder": ("java.lang.CharSequence", "java.lang.Appendable", "java.io.Serializable", _OBJECT),
+    "java.lang.StringBuffer": ("java.lang.CharSequence", "java.lang.Appendable", "java.io.Serializable", _OBJECT),
+    "java.lang.Number": ("java.io.Serializable", _OBJECT), "java.lang.Class": (_OBJECT,)}
+_NUMERIC = ("byte", "short", "char", "int", "long", "float", "double")
+_FINAL = frozenset({_STRING, "java.lang.StringBuilder", "java.lang.StringBuffer", "java.lang.Class",
+                    *_BOXES.values()})  # final classes of java.lang: no other class is one
+
+
+def _promoted(left: str | None, right: str | None) -> str | None:
+    """JLS 5.6: the type binary numeric promotion gives two operands."""
+    if left not in _NUMERIC or right not in _NUMERIC:
+        return None
+    wider = max(_NUMERIC.index(left), _NUMERIC.index(right), _NUMERIC.index("int"))
+    return _NUMERIC[wider]
 
 
 def _bare(type_text: str | None) -> str | None:
@@ -121,6 +151,7 @@ class JavaResolver:
             else:
                 here.single[name] = f"{module}.{name}"
         self._busy: set[str] = set()  # classes whose bases are being resolved
+        self._parameter_types: dict[str, list[str | None]] = {}
         # answers per build: the caches go with the resolver
         self.resolve_type = functools.lru_cache(maxsize=1 << 16)(self._resolve_type)
         self.supertypes = functools.lru_cache(maxsize=1 << 16)(self._supertypes)
@@ -259,47 +290,114 @@ class JavaResolver:
                     return member[0], member[3]
         return None
 
-    def choose(self, candidates: list[tuple], arguments: list[str], types: list[str | None]) -> tuple | None:
-        """The overload a call with these arguments runs: by arity, then by the known argument types."""
-        def arity_fits(member: tuple) -> bool:
-            params = self.parameters.get(member[0], [])
-            if params and params[-1][3] == "var-positional":
-                return len(arguments) >= len(params) - 1
-            return len(params) == len(arguments)
+    def type_string(self, written: str | None, context: str | None, file_id: int | None = None) -> str | None:
+        """A declared type as the resolver compares types: a primitive (`int`), a class's
+        qualname, each with its array brackets (`double[]`, `p.Foo[][]`); a type variable as its
+        erasure, Object; None when it cannot be told."""
+        if not written:
+            return None
+        text = written.partition("|")[0]
+        while (shorter := _GENERIC.sub("", text)) != text:
+            text = shorter
+        dims = "[]" * (text.count("[]") + text.count("..."))
+        bare = _bare(text)
+        if not bare or bare == "var":
+            return None
+        if bare in _PRIMITIVES:
+            return bare + dims
+        found = self.resolve_type(bare, context, file_id)
+        if found is not None:
+            return found[0] + dims
+        return _OBJECT + dims if _TYPE_VARIABLE.match(bare) else None
 
-        fitting = [m for m in candidates if arity_fits(m)]
-        if len(fitting) <= 1:
-            return fitting[0] if fitting else None
-        def score(member: tuple) -> int:
-            params = self.parameters.get(member[0], [])
-            total = 0
-            for i, known in enumerate(types):
-                if known is None or i >= len(params):
-                    continue
-                declared = self.resolve_type(params[i][2], self.members[member[0]][0])
-                declared_name = declared[0] if declared else _bare(params[i][2])
-                if declared_name == known:
-                    total += 2
-                elif declared_name is not None and declared_name in self.ancestors(known):
-                    total += 1
-                elif (declared_name in _PRIMITIVES) != (known in _PRIMITIVES) or \
-                        declared_name in self.classes and known in self.classes:
-                    total -= 4  # cannot take it (a class of the repository that is not the argument's)
-            return total
-        ranked = sorted(fitting, key=score, reverse=True)
-        return ranked[0]
+    def parameter_types(self, method: str) -> list[str | None]:
+        found = self._parameter_types.get(method)
+        if found is None:
+            owner = self.members[method][0] if method in self.members else None
+            found = self._parameter_types[method] = [self.type_string(p[2], owner)
+                                                     for p in self.parameters.get(method, ())]
+        return found
+
+    def is_subtype(self, sub: str, sup: str) -> bool:
+        """JLS 4.10: a reference type of its supertypes, arrays covariantly; `null` of any reference."""
+        if sub == sup:
+            return True
+        if sub in _PRIMITIVES or sup in _PRIMITIVES:
+            return False
+        if sub == "null":
+            return True
+        if sup == _OBJECT:
+            return True
+        if sub.endswith("[]") or sup.endswith("[]"):
+            if sub.endswith("[]") and sup.endswith("[]"):
+                inner, outer = sub[:-2], sup[:-2]
+                return inner not in _PRIMITIVES and self.is_subtype(inner, outer)
+            return sup in ("java.lang.Cloneable", "java.io.Serializable") and sub.endswith("[]")
+        return sup in self.ancestors(sub) or sup in _JDK_SUPERTYPES.get(sub, ())
+
+    def convertible(self, argument: str | None, parameter: str | None, phase: int) -> bool:
+        """Can a method invocation pass a value of type `argument` for `parameter` (JLS 5.3): by
+        identity, widening and subtyping in phase 1, with boxing and unboxing from phase 2 on.
+        What the resolver cannot tell does not exclude a method."""
+        if argument is None or parameter is None:
+            return True
+        if argument in _PRIMITIVES and parameter in _PRIMITIVES:
+            return argument == parameter or parameter in _WIDER.get(argument, ())
+        if argument in _PRIMITIVES:  # boxing, then a supertype of the box
+            return phase > 1 and argument in _BOXES and self.is_subtype(_BOXES[argument], parameter)
+        if parameter in _PRIMITIVES:  # unboxing, then widening
+            unboxed = _UNBOXED.get(argument)
+            return phase > 1 and unboxed is not None and (unboxed == parameter or parameter in _WIDER.get(unboxed, ()))
+        if parameter in _FINAL:  # nothing but the class itself (or null) is one
+            return argument in (parameter, "null")
+        if argument not in self.classes and parameter not in self.classes and argument not in _JDK_SUPERTYPES \
+                and argument != "null" and not argument.endswith("[]") and not parameter.endswith("[]"):
+            return True  # two classes outside the repository: how they relate is not known here
+        return self.is_subtype(argument, parameter)
+
+    def choose(self, candidates: list[tuple], arguments: list[str], types: list[str | None]) -> tuple | None:
+        """The overload a call runs (JLS 15.12.2): the methods applicable by strict or loose
+        invocation (phases 1 and 2) for the arguments' types, else by variable arity (phase 3);
+        among them the most specific. Arguments of unknown type exclude nothing."""
+        count = len(arguments)
+
+        def fits(member: tuple, phase: int) -> bool:
+            params = self.parameter_types(member[0])
+            spread = bool(self.parameters.get(member[0])) and self.parameters[member[0]][-1][3] == "var-positional"
+            if phase < 3 or not spread:
+                return len(params) == count and all(self.convertible(t, p, phase) for t, p in zip(types, params))
+            fixed, rest = params[:-1], params[-1]
+            element = rest[:-2] if rest and rest.endswith("[]") else None
+            return count >= len(fixed) and all(self.convertible(t, p, 2) for t, p in zip(types, fixed)) and \
+                all(self.convertible(t, element, 2) for t in types[len(fixed):])
+
+        for phase in (1, 2, 3):
+            applicable = [m for m in candidates if fits(m, phase)]
+            if applicable:
+                return self._most_specific(applicable)
+        return None
+
+    def _most_specific(self, methods: list[tuple]) -> tuple:
+        """JLS 15.12.2.5: the method whose parameter types each method's accept; the first declared
+        when none is (javac would call the call ambiguous)."""
+        if len(methods) == 1:
+            return methods[0]
+        def at_least(m1: tuple, m2: tuple) -> bool:
+            p1, p2 = self.parameter_types(m1[0]), self.parameter_types(m2[0])
+            return len(p1) == len(p2) and all(self.convertible(a, b, 1) for a, b in zip(p1, p2))
+        best = [m for m in methods if all(at_least(m, other) for other in methods if other is not m)]
+        return best[0] if best else methods[0]
 
     def returns(self, method: str) -> str | None:
-        """The class a method returns, resolved in its class."""
+        """The type a method returns, resolved in its class."""
         held = self.members.get(method)
         if held is None or not held[3] or "->" not in held[3]:
             return None
-        resolved = self.resolve_type(held[3].rpartition("->")[2].strip(), held[0])
-        return resolved[0] if resolved else None
+        return self.type_string(held[3].rpartition("->")[2].strip(), held[0])
 
     # -- expressions ---------------------------------------------------------------------------
     def type_of(self, text: str, caller: str, klass: str | None, line: int) -> str | None:
-        """The class an expression's value is an instance of, where `caller` runs it."""
+        """The type of an expression's value (type_string's form), where `caller` runs it."""
         node = _expression(text)
         return self._type_of_node(node, caller, klass, line) if node is not None else None
 
@@ -307,19 +405,24 @@ class JavaResolver:
         kind = node.type
         if kind in _LITERALS:
             return _LITERALS[kind]
+        if kind in ("decimal_integer_literal", "hex_integer_literal", "octal_integer_literal", "binary_integer_literal"):
+            return "long" if _text(node)[-1:] in "lL" else "int"
+        if kind in ("decimal_floating_point_literal", "hex_floating_point_literal"):
+            return "float" if _text(node)[-1:] in "fF" else "double"
         if kind == "parenthesized_expression" and node.named_child_count:
             return self._type_of_node(node.named_children[0], caller, klass, line)
         if kind == "this":
             return klass
         if kind == "super":
             bases = self.supertypes(klass) if klass else ()
-            return bases[0] if bases else "java.lang.Object"
-        if kind == "cast_expression":
-            found = self.resolve_type(_text(node.child_by_field_name("type")), klass)
-            return found[0] if found else None
-        if kind == "object_creation_expression":
-            found = self.resolve_type(_text(node.child_by_field_name("type")), klass)
-            return found[0] if found else None
+            return bases[0] if bases else _OBJECT
+        if kind in ("cast_expression", "object_creation_expression"):
+            return self.type_string(_text(node.child_by_field_name("type")), klass)
+        if kind == "array_creation_expression":
+            element = self.type_string(_text(node.child_by_field_name("type")), klass)
+            dims = sum(1 for c in node.children if c.type in ("dimensions_expr", "dimensions"))
+            dims += sum(_text(c).count("[]") - 1 for c in node.children if c.type == "dimensions")
+            return element + "[]" * max(dims, 1) if element else None
         if kind == "identifier":
             return self._name_type(_text(node), caller, klass, line)
         if kind == "field_access":
@@ -333,18 +436,34 @@ class JavaResolver:
             if owner is None and holder is not None:  # a class named: its static field
                 named = self.resolve_type(_text(holder), klass)
                 owner = named[0] if named else None
+            if owner is not None and owner.endswith("[]"):
+                return "int" if name == "length" else None
             held = self.field(owner, name) if owner else None
-            if held is not None:
-                found = self.resolve_type(held[1], self.members[held[0]][0])
-                return found[0] if found else None
-            return None
+            return self.type_string(held[1], self.members[held[0]][0]) if held is not None else None
         if kind == "method_invocation":
             answer = self.resolve_invocation(node, caller, klass, line)
             return self.returns(answer[0]) if answer and answer[1] != "external" else None
         if kind == "array_access":
-            return self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
+            array = self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
+            return array[:-2] if array and array.endswith("[]") else None
         if kind == "ternary_expression":
             return self._type_of_node(node.child_by_field_name("consequence"), caller, klass, line)
+        if kind in ("unary_expression", "update_expression") and node.named_child_count:
+            operand = self._type_of_node(node.named_children[-1], caller, klass, line)
+            return "boolean" if _text(node).startswith("!") else operand
+        if kind == "binary_expression":
+            operator = _text(node.child_by_field_name("operator"))
+            if operator in ("==", "!=", "<", ">", "<=", ">=", "&&", "||", "instanceof"):
+                return "boolean"
+            left = self._type_of_node(node.child_by_field_name("left"), caller, klass, line)
+            right = self._type_of_node(node.child_by_field_name("right"), caller, klass, line)
+            if operator == "+" and _STRING in (left, right):
+                return _STRING
+            return _promoted(_UNBOXED.get(left, left), _UNBOXED.get(right, right))
+        if kind == "instanceof_expression":
+            return "boolean"
+        if kind == "lambda_expression" or kind == "method_reference":
+            return None
         return None
 
     def _name_type(self, name: str, caller: str, klass: str | None, line: int) -> str | None:
@@ -353,14 +472,12 @@ class JavaResolver:
             annotation, value = declared
             if annotation in (None, "var") and value:
                 return self.type_of(value, caller, klass, line)
-            found = self.resolve_type(annotation, klass)
-            return found[0] if found else None
+            return self.type_string(annotation, klass)
         scope = klass
         while scope is not None:  # a field of the class or of one around it
             held = self.field(scope, name)
             if held is not None:
-                found = self.resolve_type(held[1], self.members[held[0]][0])
-                return found[0] if found else None
+                return self.type_string(held[1], self.members[held[0]][0])
             scope = self.classes[scope].outer if scope in self.classes else None
         return None
 
@@ -421,8 +538,8 @@ class JavaResolver:
                     owner = named[0]
             if holder.type == "this":
                 how = "self"
-        if owner is None:
-            return None
+        if owner is None or owner in _PRIMITIVES or owner.endswith("[]") or owner == "null":
+            return None  # an array's clone() and the like are Object's
         candidates, outside = self.methods(owner, name)
         chosen = self.choose(candidates, arguments, types)
         if chosen is not None:
@@ -455,7 +572,7 @@ class JavaResolver:
             if owner is None:
                 named = self.resolve_type(holder, klass)
                 owner = named[0] if named else None
-            if owner is None:
+            if owner is None or owner in _PRIMITIVES or owner.endswith("[]"):
                 return None
             if owner not in self.classes:
                 return f"{owner}.{'<init>' if name == 'new' else name}", "external"
@@ -464,7 +581,7 @@ class JavaResolver:
             if not callables:
                 callables = self.methods(owner, name)[0]
             return (callables[0][0], "type") if callables else None
-        if kind == "call" and (text in ("this", "super") or text.endswith((".this", ".super"))):
+        if kind in ("call", "implicit") and (text in ("this", "super") or text.endswith((".this", ".super"))):
             target = klass if text.endswith("this") else (self.supertypes(klass) or (None,))[0] if klass else None
             if target is None:
                 return None
@@ -472,7 +589,8 @@ class JavaResolver:
                 return f"{target}.<init>", "external"
             types = [self.type_of(a, caller, klass, line) for a in arguments]
             chosen = self.choose(self.classes[target].members.get("<init>", []), arguments, types)
-            return (chosen[0], "self" if text == "this" else "super") if chosen else None
+            how = "implicit" if kind == "implicit" else "self" if text == "this" else "super"
+            return (chosen[0], how) if chosen else None
         node = _expression(f"{text}({', '.join(arguments)})") if not text.endswith("...") else None
         if node is None or node.type != "method_invocation":
             return None
