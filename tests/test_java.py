@@ -484,3 +484,23 @@ public class Over {
         assert _calls(con, "r.Kid.<init>(int)") == [("super", "r.Base.<init>(int)", "super")]
     finally:
         con.close()
+
+
+def test_an_anonymous_class_reads_the_locals_of_the_method_around_it(tmp_path):
+    """JLS 15.9.5, 8.1.3: an anonymous class's code sees the effectively final locals and
+    parameters of the method it is written in."""
+    tree = tmp_path / "src/main/java/s"
+    tree.mkdir(parents=True)
+    (tree / "Adapter.java").write_text("package s;\npublic class Adapter { public int read() { return 1; } }\n")
+    (tree / "Maker.java").write_text(
+        "package s;\npublic class Maker {\n  Runnable make(final Adapter inner) {\n"
+        "    Adapter other = new Adapter();\n"
+        "    return new Runnable() { public void run() { inner.read(); other.read(); } };\n  }\n}\n")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert _calls(con, "s.Maker$1.run()") == [("inner.read", "s.Adapter.read()", "type"),
+                                                 ("other.read", "s.Adapter.read()", "type")]
+    finally:
+        con.close()

@@ -98,6 +98,7 @@ class _Class:
     file_id: int
     outer: str | None  # the class it is declared in (for a local or anonymous one, the method's class)
     bases: list[str]  # as written
+    method: str | None = None  # for a local or anonymous class, the method whose locals it sees
     members: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))  # name -> member rows
 
 
@@ -119,6 +120,7 @@ class JavaResolver:
             self.classes[qualname] = _Class(qualname, kind, file_id, None, list(bases or ()))
         for qualname, scope in zip(*column_lists(tables["classes"], ("qualname", "scope_qualname"))):
             self.classes[qualname].outer = self._outer(qualname, scope)
+            self.classes[qualname].method = scope if scope and "(" in scope else None
         for klass, name, qualname, kind, signature, annotation in zip(*column_lists(
                 tables["members"], ("class_qualname", "name", "qualname", "kind", "signature", "annotation"))):
             if klass in self.classes:
@@ -137,7 +139,7 @@ class JavaResolver:
         self.packages: set[str] = set()
         self.files: dict[int, _File] = {}
         for qualname, klass in self.classes.items():
-            if klass.outer is None and qualname.count("$") == 0:
+            if klass.outer is None:  # a top-level class: its file's package
                 package = qualname.rpartition(".")[0]
                 self.files.setdefault(klass.file_id, _File(package))
                 self.packages.add(package)
@@ -478,7 +480,15 @@ class JavaResolver:
             held = self.field(scope, name)
             if held is not None:
                 return self.type_string(held[1], self.members[held[0]][0])
-            scope = self.classes[scope].outer if scope in self.classes else None
+            around = self.classes.get(scope)
+            if around is not None and around.method is not None:  # a local the class's method captures
+                captured = self._local(name, around.method, line)
+                if captured is not None:
+                    annotation, value = captured
+                    if annotation in (None, "var") and value:
+                        return self.type_of(value, around.method, around.outer, line)
+                    return self.type_string(annotation, around.outer)
+            scope = around.outer if around is not None else None
         return None
 
     def _local(self, name: str, caller: str, line: int) -> tuple[str | None, str | None] | None:
