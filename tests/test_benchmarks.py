@@ -1,6 +1,7 @@
 """The benchmark harness's shared parts: metrics, the per-task result store, sharding."""
 
 import json
+import shutil
 import subprocess
 import sys
 from math import prod
@@ -10,6 +11,7 @@ import pytest
 
 from benchmarks import retrieval_bench
 from benchmarks.dynamic_callgraph import MISS_KINDS, miss_kinds, sample_edges
+from benchmarks.javac_callgraph import oracle_edges, static_edges
 from benchmarks.metrics import dependency_invocation_rate, pass_at_k, reference_dependencies, summarise
 from benchmarks.runner import ResultStore, run_all, shard
 from codegraph.indexer import index_repository
@@ -331,3 +333,23 @@ def test_name_fixes_finds_the_commits_that_fixed_a_name_and_asks_the_graph(tmp_p
     assert [a["answered"] for a in answers] == [True, True]
     summary = name_fixes.summarise(answers)
     assert summary["all"]["fixes"] == 2 and set(summary) == {"E0602", "E1101", "all"}
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK (.ci/run installs one)")
+def test_the_javac_oracle_records_what_the_compiler_attributes_and_the_graph_agrees(tmp_path):
+    """The edges javac's attribution gives a small program, as JLS 15.12 and 8.8.7 say: a call,
+    an instance creation, an implicit super() and a call from an anonymous class's method; none
+    to a class outside the sources (the anonymous Runnable's Object constructor)."""
+    tree = tmp_path / "proj" / "src" / "main" / "java" / "p"
+    tree.mkdir(parents=True)
+    (tree / "A.java").write_text("package p;\npublic class A {\n  public A() {}\n"
+                                 "  void f() { g(1); new B(); }\n  void g(int x) {}\n  void g(String s) {}\n}\n")
+    (tree / "B.java").write_text("package p;\npublic class B extends A {\n  B() { }\n"
+                                 "  void h() { Runnable r = new Runnable() { public void run() { f(); } }; }\n}\n")
+    truth, said = oracle_edges(tree.parent, [], tmp_path)
+    assert said == "2 files, 0 errors"
+    assert truth == {("p.A.f()", "p.A.g(int)"), ("p.A.f()", "p.B.<init>()"), ("p.B.<init>()", "p.A.<init>()"),
+                     ("p.B$1.run()", "p.A.f()")}
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path / "proj", db, embed=False, libraries=False)
+    assert static_edges(db) == truth
