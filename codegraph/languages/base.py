@@ -70,6 +70,39 @@ def stable_id(*parts: str) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+class FileIds:
+    """stable_id(path, *parts), made unique within one file: a name defined twice in one scope
+    (a function and a variable, two classes X in one function) gets two ids."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.taken: set[int] = set()
+
+    def __call__(self, *parts: str) -> int:
+        sid = stable_id(self.path, *parts)
+        n = 1
+        while sid in self.taken:
+            n += 1
+            sid = stable_id(self.path, *parts, str(n))
+        self.taken.add(sid)
+        return sid
+
+
+def count_errors(root: Any) -> int:
+    """The ERROR and MISSING nodes of a tree-sitter tree (> 0: the file was partly recovered);
+    iterative, so 500-deep nesting does not reach Python's recursion limit."""
+    if not root.has_error:
+        return 0
+    errors, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            errors += 1
+        elif node.has_error:
+            stack.extend(node.children)
+    return errors
+
+
 class Language(ABC):
     """One programming language. Subclasses register themselves with @register."""
 

@@ -34,7 +34,7 @@ import tree_sitter_java
 from tree_sitter import Language, Node, Parser
 
 from ...schema import BY_NAME, EXTRACTED
-from ..base import EXTRACT_SECONDS, ExtractionBudget, FileFacts, UndecodableSource, stable_id
+from ..base import EXTRACT_SECONDS, ExtractionBudget, FileFacts, FileIds, UndecodableSource, count_errors, stable_id
 
 LANGUAGE = Language(tree_sitter_java.language())
 _PARSER = Parser(LANGUAGE)
@@ -105,7 +105,7 @@ class _Extractor:
         self.deadline = deadline
         self.rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
         self.package = module.rpartition(".")[0]
-        self._ids: set[int] = set()
+        self.new_id = FileIds(path)  # new_id(*parts): an id unique within the file
         self._seen = 0
         self.class_scopes: dict[str, _Scope] = {}  # qualname -> the scope of its body
         self.class_kinds: dict[str, str] = {}  # qualname -> class | interface | enum | record | annotation
@@ -126,15 +126,6 @@ class _Extractor:
         if end < node.end_byte and not text.endswith("..."):
             text = text[:VALUE_LIMIT] + "..."
         return text
-
-    def new_id(self, *parts: str) -> int:
-        sid = stable_id(self.path, *parts)
-        n = 0
-        while sid in self._ids:
-            n += 1
-            sid = stable_id(self.path, *parts, str(n))
-        self._ids.add(sid)
-        return sid
 
     def javadoc(self, node: Node) -> str | None:
         """The `/** ... */` comment right before a declaration, cleaned of its stars."""
@@ -559,19 +550,6 @@ class _Extractor:
         "lambda_expression": _lambda,
     }
 
-
-
-def count_errors(root: Node) -> int:
-    if not root.has_error:
-        return 0
-    errors, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            errors += 1
-        elif node.has_error:
-            stack.extend(node.children)
-    return errors
 
 
 def extract(data: bytes, path: str, module: str, budget_s: float | None = None) -> FileFacts:

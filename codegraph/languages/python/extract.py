@@ -19,7 +19,8 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from ...schema import BY_NAME, EXTRACTED
-from ..base import EXTRACT_SECONDS, ExtractionBudget, FileFacts, UndecodableSource, stable_id
+from ..base import (EXTRACT_SECONDS, ExtractionBudget, FileFacts, FileIds, UndecodableSource, count_errors,
+                    stable_id)
 from .uses import _VALUE_LIMIT, CallRow, Scope, Uses, _shorten
 
 LANGUAGE = Language(tree_sitter_python.language())
@@ -148,18 +149,7 @@ class _Extractor(Uses):
         self.is_package = is_package
         self.file_id = file_id
         self.rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
-        self._ids: set[int] = set()
-
-    def new_id(self, *parts: str) -> int:
-        """stable_id(path, *parts), made unique within the file: a name defined twice in one scope
-        (a function and a variable, two classes X in one function) gets two ids."""
-        sid = stable_id(self.path, *parts)
-        n = 1
-        while sid in self._ids:
-            n += 1
-            sid = stable_id(self.path, *parts, str(n))
-        self._ids.add(sid)
-        return sid
+        self.new_id = FileIds(path)  # new_id(*parts): an id unique within the file
 
     def text(self, node: Node | None) -> str | None:
         if node is None:
@@ -719,21 +709,6 @@ def inspect_cleandoc(doc: str) -> str:
 
 _QUERY = Query(LANGUAGE, _QUERY_TEXT)
 _PARSER = Parser(LANGUAGE)
-
-
-def count_errors(root: Node) -> int:
-    if not root.has_error:
-        return 0
-    errors = 0
-    stack = [root]  # iterative: 500-deep nesting must not hit Python's recursion limit
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            errors += 1
-            continue
-        if node.has_error:
-            stack.extend(node.children)
-    return errors
 
 
 def extract(data: bytes, path: str, module: str, is_package: bool, budget_s: float | None = None) -> FileFacts:
