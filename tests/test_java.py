@@ -504,3 +504,20 @@ def test_an_anonymous_class_reads_the_locals_of_the_method_around_it(tmp_path):
                                                  ("other.read", "s.Adapter.read()", "type")]
     finally:
         con.close()
+
+
+def test_broken_java_that_types_itself_in_a_circle_still_indexes(tmp_path):
+    tree = tmp_path / "src/main/java/t"
+    tree.mkdir(parents=True)
+    (tree / "Loop.java").write_text("package t;\nclass Loop {\n  void f() {\n    var a = b;\n    var b = a;\n"
+                                    "    a.go(); b.go(a.next().next());\n  }\n  Loop next() { return this; }\n}\n")
+    (tree / "Cycle.java").write_text("package t;\nclass A extends B { void g() { h(); } }\nclass B extends A { }\n")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert _calls(con, "t.Loop.f()") == [("a.go", "", ""), ("a.next", "", ""), ("a.next().next", "", ""),
+                                             ("b.go", "", "")]
+        assert _calls(con, "t.A.g()") == [("h", "", "")]
+    finally:
+        con.close()

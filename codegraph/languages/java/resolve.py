@@ -67,6 +67,7 @@ _JDK_SUPERTYPES = {
     "java.lang.StringBuilder": ("java.lang.CharSequence", "java.lang.Appendable", "java.io.Serializable", _OBJECT),
     "java.lang.StringBuffer": ("java.lang.CharSequence", "java.lang.Appendable", "java.io.Serializable", _OBJECT),
     "java.lang.Number": ("java.io.Serializable", _OBJECT), "java.lang.Class": (_OBJECT,)}
+_MAX_DEPTH = 64  # expressions typed one inside another, at most
 _NUMERIC = ("byte", "short", "char", "int", "long", "float", "double")
 _FINAL = frozenset({_STRING, "java.lang.StringBuilder", "java.lang.StringBuffer", "java.lang.Class",
                     *_BOXES.values()})  # final classes of java.lang: no other class is one
@@ -154,6 +155,7 @@ class JavaResolver:
                 here.single[name] = f"{module}.{name}"
         self._busy: set[str] = set()  # classes whose bases are being resolved
         self._parameter_types: dict[str, list[str | None]] = {}
+        self._depth = 0  # expressions being typed, one inside another
         # answers per build: the caches go with the resolver
         self.resolve_type = functools.lru_cache(maxsize=1 << 16)(self._resolve_type)
         self.supertypes = functools.lru_cache(maxsize=1 << 16)(self._supertypes)
@@ -404,6 +406,15 @@ class JavaResolver:
         return self._type_of_node(node, caller, klass, line) if node is not None else None
 
     def _type_of_node(self, node, caller: str, klass: str | None, line: int) -> str | None:
+        if self._depth >= _MAX_DEPTH:  # `var a = b; var b = a;` (broken code) or a very long chain
+            return None
+        self._depth += 1
+        try:
+            return self._typed(node, caller, klass, line)
+        finally:
+            self._depth -= 1
+
+    def _typed(self, node, caller: str, klass: str | None, line: int) -> str | None:
         kind = node.type
         if kind in _LITERALS:
             return _LITERALS[kind]
