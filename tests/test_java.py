@@ -6,12 +6,15 @@ brings in (7.5), and where a call's code belongs."""
 
 from __future__ import annotations
 
+import shutil
+
 import duckdb
 import pytest
 
 from codegraph.indexer import index_repository
 from codegraph.languages import ExtractionBudget, UndecodableSource, for_file, language
 from codegraph.languages.java.extract import erased, extract
+from codegraph.languages.java.jdk import jdk_types
 
 _SHOP = """\
 package com.example.app;
@@ -519,5 +522,44 @@ def test_broken_java_that_types_itself_in_a_circle_still_indexes(tmp_path):
         assert _calls(con, "t.Loop.f()") == [("a.go", "", ""), ("a.next", "", ""), ("a.next().next", "", ""),
                                              ("b.go", "", "")]
         assert _calls(con, "t.A.g()") == [("h", "", "")]
+    finally:
+        con.close()
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs a JDK (.ci/run installs one)")
+def test_the_jdks_types_choose_overloads_and_type_chains(tmp_path, monkeypatch):
+    """With a JDK on the PATH its public types are read once into the cache folder (jdk.py): a
+    StringReader is a Reader, Collection.iterator() returns an Iterator, String.length() an int,
+    System.out is a PrintStream."""
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    jdk_types.cache_clear()
+    tree = tmp_path / "repo/src/main/java/u"
+    tree.mkdir(parents=True)
+    (tree / "Loader.java").write_text("""package u;
+import java.io.*;
+import java.util.*;
+class Loader {
+    void load(Reader r) {} void load(File f) {}
+    void join(Iterator<String> it) {} void join(Iterable<String> xs) {}
+    void take(int n) {} void take(String s) {}
+    void run(List<String> xs) {
+        load(new StringReader("x")); join(xs.iterator()); join(xs); take("a".trim().length()); System.out.println("x");
+    }
+}
+""")
+    db = tmp_path / "g.duckdb"
+    try:
+        index_repository(tmp_path / "repo", db, embed=False, libraries=False)
+        assert list((tmp_path / "cache" / "jdk").glob("*.tsv"))
+    finally:
+        jdk_types.cache_clear()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        run = con.execute("SELECT callee_text, resolved_callee FROM calls WHERE caller_qualname = 'u.Loader.run(List)'"
+                          " AND resolved_callee LIKE 'u.%' OR callee_text = 'System.out.println' ORDER BY line, col"
+                          ).fetchall()
+        assert run == [("load", "u.Loader.load(Reader)"), ("join", "u.Loader.join(Iterator)"),
+                       ("join", "u.Loader.join(Iterable)"), ("take", "u.Loader.take(int)"),
+                       ("System.out.println", "java.io.PrintStream.println")]
     finally:
         con.close()

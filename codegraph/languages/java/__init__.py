@@ -1,6 +1,7 @@
 """Java: tree-sitter-java for the rows (extract.py), names resolved through declared types
-(resolve.py). The JDK and dependency jars as a library layer, and javac's diagnostics, are to
-come: until then a name outside the repository resolves to its dotted path (`external`)."""
+(resolve.py), the JDK's public types read from the JDK on the PATH (jdk.py). The JDK and
+dependency jars as a library layer of the graph, and javac's diagnostics, are to come: until then
+a name outside the repository resolves to its dotted path (`external`)."""
 
 from __future__ import annotations
 

@@ -4,10 +4,13 @@ Types by the JLS's rules for a simple type name (6.5.5.1, 6.4.1): the member typ
 and of the classes around it (and those they inherit), the file's single-type imports, the
 classes of its package, its on-demand imports, then java.lang. A call's receiver is typed by what
 declares it: a local's or parameter's declared type, a field's (inherited ones too), the class a
-`new` makes, the return type of the method a call runs, `this`, `super`, `Outer.this`, a cast. A
-method is chosen among its overloads by arity (varargs take any number from their position on),
-then by the arguments whose type is known. Names outside the repository (the JDK, dependencies:
-there is no Java library layer yet) resolve to their dotted path with resolution `external`.
+`new` makes, the return type of the method a call runs, `this`, `super`, `Outer.this`, a cast, a
+literal, an operator's result. A method is chosen among its overloads as JLS 15.12.2 says: those
+applicable by subtyping and widening, else with boxing, else by variable arity; among them the
+most specific (an argument of unknown type excludes nothing). Names outside the repository (the JDK, dependencies:
+there is no Java library layer in the graph yet) resolve to their dotted path with resolution
+`external`; the JDK's own types, when a JDK is there (jdk.py), say what its classes derive from
+and what its methods return, so that a chain through them and an overload chosen by them are typed.
 
 An update resolves every Java file again: Java's names reach across files through every
 declared type, and the whole is one pass over tables already in memory.
@@ -28,6 +31,7 @@ from ...columns import column_lists, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, RESOLVED_TABLES
 from ..base import Emit, Resolution
 from .extract import _PARSER, erased
+from .jdk import JdkTypes, jdk_types
 
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
 _PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double", "void", "var"})
@@ -113,7 +117,8 @@ class _File:
 
 
 class JavaResolver:
-    def __init__(self, tables: dict[str, pa.Table]):
+    def __init__(self, tables: dict[str, pa.Table], jdk: JdkTypes | None = None):
+        self.jdk = jdk  # the JDK's public types, when a JDK is there (jdk.py)
         self.classes: dict[str, _Class] = {}
         self.members: dict[str, tuple] = {}  # qualname -> (class, name, kind, signature, annotation)
         for qualname, kind, file_id, scope, bases in zip(*column_lists(
@@ -225,9 +230,14 @@ class JavaResolver:
         for package in here.on_demand:
             if f"{package}.{name}" in self.classes:
                 return f"{package}.{name}", "import"
-        if name in _JAVA_LANG:
+        if self.jdk is not None:  # on-demand imports of the JDK's packages, then java.lang (JLS 7.3)
+            for package in (*here.on_demand, "java.lang"):
+                if f"{package}.{name}" in self.jdk.supertypes:
+                    return f"{package}.{name}", "external"
+        elif name in _JAVA_LANG:
             return f"java.lang.{name}", "external"
-        outside = [p for p in here.on_demand if p not in self.packages and p not in self.classes]
+        outside = [p for p in here.on_demand if p not in self.packages and p not in self.classes
+                   and (self.jdk is None or not p.startswith(("java.", "javax.")))]
         if len(outside) == 1 and not _TYPE_VARIABLE.match(name):  # the one package it can come from
             return f"{outside[0]}.{name}", "external"
         return None
@@ -242,6 +252,8 @@ class JavaResolver:
         """The classes a class names as its bases, resolved where it is declared (the class itself
         excluded: JLS 8.1.4 resolves a superclass name in the scope around the class)."""
         found = self.classes.get(klass)
+        if found is None and self.jdk is not None:  # a JDK class, an interface's bases and Object
+            return self.jdk.supertypes.get(klass, ())
         if found is None or klass in self._busy:  # a cycle of bases (broken code) ends here
             return ()
         self._busy.add(klass)
@@ -277,8 +289,10 @@ class JavaResolver:
         outside = None
         for ancestor in self.ancestors(klass):
             held = self.classes.get(ancestor)
-            if held is None:
-                outside = outside or ancestor
+            if held is None:  # the JDK class that declares it, or the first class nothing here knows
+                known = self.jdk is not None and ancestor in self.jdk.supertypes
+                if not known or name in self.jdk.methods.get(ancestor, ()):
+                    outside = outside or ancestor
                 continue
             own = {m[0][m[0].rfind("("):] for m in found}
             found += [m for m in held.members.get(name, ()) if m[1] in ("method", "staticmethod", "constructor")
@@ -355,7 +369,8 @@ class JavaResolver:
         if parameter in _FINAL:  # nothing but the class itself (or null) is one
             return argument in (parameter, "null")
         if argument not in self.classes and parameter not in self.classes and argument not in _JDK_SUPERTYPES \
-                and argument != "null" and not argument.endswith("[]") and not parameter.endswith("[]"):
+                and argument != "null" and not argument.endswith("[]") and not parameter.endswith("[]") \
+                and not (self.jdk is not None and argument in self.jdk.supertypes and parameter in self.jdk.supertypes):
             return True  # two classes outside the repository: how they relate is not known here
         return self.is_subtype(argument, parameter)
 
@@ -391,6 +406,21 @@ class JavaResolver:
             return len(p1) == len(p2) and all(self.convertible(a, b, 1) for a, b in zip(p1, p2))
         best = [m for m in methods if all(at_least(m, other) for other in methods if other is not m)]
         return best[0] if best else methods[0]
+
+    def _jdk_returns(self, called: str, node, caller: str, klass: str | None, line: int) -> str | None:
+        """The type a JDK method a call runs returns: its overload chosen as a project method's is."""
+        owner, _, name = called.rpartition(".")
+        listed = self.jdk.methods.get(owner, {}).get(name) if self.jdk is not None else None
+        if not listed:
+            return None
+        arguments = node.child_by_field_name("arguments")
+        types = self._argument_types([a for a in arguments.named_children if "comment" not in a.type]
+                                     if arguments is not None else [], caller, klass, line)
+        fitting = [(params, returns) for params, returns in listed if len(params) == len(types)
+                   and all(self.convertible(t, p, 2) for t, p in zip(types, params))]
+        kinds = {returns for _, returns in fitting or listed}
+        found = kinds.pop() if len(kinds) == 1 else None
+        return None if found == _OBJECT else found  # `list.get(0)`: a type argument erased, not known
 
     def returns(self, method: str) -> str | None:
         """The type a method returns, resolved in its class."""
@@ -452,10 +482,15 @@ class JavaResolver:
             if owner is not None and owner.endswith("[]"):
                 return "int" if name == "length" else None
             held = self.field(owner, name) if owner else None
+            if held is None and owner is not None and self.jdk is not None:  # System.out
+                return next((self.jdk.fields[a][name] for a in self.ancestors(owner)
+                             if name in self.jdk.fields.get(a, ())), None)
             return self.type_string(held[1], self.members[held[0]][0]) if held is not None else None
         if kind == "method_invocation":
             answer = self.resolve_invocation(node, caller, klass, line)
-            return self.returns(answer[0]) if answer and answer[1] != "external" else None
+            if answer is not None and answer[1] == "external":
+                return self._jdk_returns(answer[0], node, caller, klass, line)
+            return self.returns(answer[0]) if answer else None
         if kind == "array_access":
             array = self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
             return array[:-2] if array and array.endswith("[]") else None
@@ -690,7 +725,7 @@ _READ = ("classes", "members", "parameters", "bindings", "imports", "inheritance
 class JavaResolution(Resolution):
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
              emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
-        resolver = JavaResolver(project)
+        resolver = JavaResolver(project, jdk_types())
         for name, table in resolve_tables(resolver, project).items():
             emit(name, table)
         bases = class_bases(resolver, project["classes"])
@@ -720,7 +755,7 @@ class JavaResolution(Resolution):
                 tables[name] = fetch(name, java)
         for name in RESOLVED_TABLES:
             con.execute(f'DELETE FROM "{name}" {where}')
-        resolver = JavaResolver(tables)
+        resolver = JavaResolver(tables, jdk_types())
         for name, table in resolve_tables(resolver, tables).items():
             insert_arrow(con, name, table)
         update_by_id(con, "classes", class_bases(resolver, tables["classes"]))
