@@ -18,7 +18,8 @@ from .sources import DEFAULT_MAX_FILE_SIZE, Skip, SourceFile
 
 # Directories that never hold the project's own code.
 # Virtualenvs are recognised by their pyvenv.cfg, whatever their name (the stdlib has a `venv`
-# package); build/ and dist/ only when they are not packages themselves.
+# package); build/ and dist/ only when they are not packages themselves (a package marker inside,
+# or a language's source folder: Java's `src/main/java/org/x/build/`).
 NOISE_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", ".codegraph", "__pycache__", "node_modules", ".tox", ".nox",
@@ -125,7 +126,8 @@ def discover(root: str | os.PathLike, max_file_size: int = DEFAULT_MAX_FILE_SIZE
             if shown is not None:
                 result.skipped.append(Skip(shown, "undecodable-name", "the directory name is not valid UTF-8"))
                 continue
-            if d in OUTPUT_DIRS and not any(os.path.exists(os.path.join(full, m)) for m in markers):
+            if d in OUTPUT_DIRS and not any(os.path.exists(os.path.join(full, m)) for m in markers) \
+                    and not any(language.source_folder(rel) for language in known):
                 continue
             if os.path.islink(full):
                 result.skipped.append(Skip(rel, "symlink", "directory symlinks are not followed"))

@@ -88,6 +88,8 @@ _LAYER = Column("layer", "VARCHAR", "project (the repository's own code) | stdli
 # How extract.Extractor.value stores an expression.
 _SHORTENED = ("shortened to 240 characters, except a list, tuple, set or dict literal with an element (a dict's "
               "value) that is a name, an attribute or a call: kept whole up to 64 KiB")
+_TYPE_PARAMETERS = Column("type_parameters", "VARCHAR[]", "Java: its type parameters as written (`T`, "
+                          "`B extends Builder<T, B>`); NULL when it has none", False, "extract", None)
 _SOURCE = (_c("start_line", "INTEGER", "first line, decorators included (1-based)"),
            _c("end_line", "INTEGER", "last line"),
            _c("docstring", "VARCHAR", "the docstring, cleaned like inspect.cleandoc"),
@@ -147,7 +149,8 @@ TABLES: tuple[Table, ...] = (
         _c("source", "VARCHAR", "the class's source text"),
         _LAYER,
         Column("kind", "VARCHAR", "class | interface | enum | record | annotation (Java's kinds of class; "
-               "Python's are all class)", True, "extract", "class"))),
+               "Python's are all class)", True, "extract", "class"),
+        _TYPE_PARAMETERS)),
     Table("members", "what a class defines: methods, properties, class attributes and the instance attributes "
           "its methods assign (self.x = ...)", (
               *_definition().values(),
@@ -166,7 +169,7 @@ TABLES: tuple[Table, ...] = (
               _c("value", "VARCHAR", "attributes: the assigned expression (first assignment), " + _SHORTENED),
               _c("decorators", "VARCHAR[]", "as written, without @"),
               _c("is_async", "BOOLEAN", "an async def"),
-              *_SOURCE)),
+              *_SOURCE, _TYPE_PARAMETERS)),
     Table("globals", "module-level functions and variables", (
         *_definition().values(),
         _c("name", "VARCHAR", "the name", True),

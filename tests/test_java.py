@@ -563,3 +563,54 @@ class Loader {
                        ("System.out.println", "java.io.PrintStream.println")]
     finally:
         con.close()
+
+
+def test_a_package_named_build_below_a_source_root_is_indexed(tmp_path):
+    """`build/` at a project's top is Gradle's output; `org/x/build/` below src/main/java is a package."""
+    (tmp_path / "src/main/java/org/x/build").mkdir(parents=True)
+    (tmp_path / "src/main/java/org/x/build/Origin.java").write_text("package org.x.build;\npublic class Origin {}\n")
+    (tmp_path / "build/generated/sources").mkdir(parents=True)
+    (tmp_path / "build/generated/sources/Gen.java").write_text("class Gen {}\n")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT path, module FROM files").fetchall() == [
+            ("src/main/java/org/x/build/Origin.java", "org.x.build.Origin")]
+    finally:
+        con.close()
+
+
+def test_a_type_variable_is_its_bound(tmp_path):
+    """JLS 4.6: a type variable's erasure is its first bound, so a builder's `B extends
+    Builder<B>` chains through Builder's methods; a method's own type parameter shadows a class of
+    its name (6.4.1)."""
+    tree = tmp_path / "src/main/java/v"
+    tree.mkdir(parents=True)
+    (tree / "Builder.java").write_text("""package v;
+public abstract class Builder<T, B extends Builder<T, B>> {
+    public B setName(String n) { return asThis(); }
+    public B setSize(int s) { return asThis(); }
+    protected B asThis() { return null; }
+    public abstract T get();
+}
+""")
+    (tree / "Item.java").write_text("""package v;
+class Item { void use() {} }
+class ItemBuilder extends Builder<Item, ItemBuilder> {
+    public Item get() { return new Item(); }
+    static void make() { new ItemBuilder().setName("a").setSize(2); }
+    <Item extends Builder<String, ?>> void shadow(Item item) { item.setSize(1); }
+}
+""")
+    db = tmp_path / "g.duckdb"
+    index_repository(tmp_path, db, embed=False, libraries=False)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert _calls(con, "v.ItemBuilder.make()") == sorted([
+            ("ItemBuilder", "v.ItemBuilder.<init>()", "type"),
+            ('new ItemBuilder().setName("a").setSize', "v.Builder.setSize(int)", "type"),
+            ("new ItemBuilder().setName", "v.Builder.setName(String)", "type")])
+        assert _calls(con, "v.ItemBuilder.shadow(Item)") == [("item.setSize", "v.Builder.setSize(int)", "type")]
+    finally:
+        con.close()

@@ -117,6 +117,11 @@ class Language(ABC):
         the folders above it found so (the walk is top-down)."""
         return False
 
+    def source_folder(self, rel_dir: str) -> bool:
+        """Is the folder part of the language's source tree whatever its name (a `build/` there
+        is a package, not a build's output)?"""
+        return False
+
     def module_name(self, rel_path: str, packages: set[str]) -> str:
         """The dotted name others use for the file. Default: its path without the suffix."""
         stem = rel_path[: -len(next(s for s in self.suffixes if rel_path.endswith(s)))]

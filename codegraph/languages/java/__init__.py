@@ -14,12 +14,20 @@ from ..base import FileFacts, Language, Resolution, register
 _ROOT_MARKER = "java"
 
 
+def source_root(parts: list[str]) -> int | None:
+    """Where the package path starts among a path's folders: after `src/<set>/java`."""
+    for at in range(len(parts) - 1, -1, -1):
+        if parts[at] == _ROOT_MARKER and at >= 2 and parts[at - 2] == "src":
+            return at + 1
+    return None
+
+
 def module_name(rel_path: str) -> str:
     """`core/src/main/java/com/x/Foo.java` -> `com.x.Foo`: the package path and the file's name."""
     parts = rel_path[:-len(".java")].split("/")
-    for at in range(len(parts) - 2, -1, -1):
-        if parts[at] == _ROOT_MARKER and at >= 2 and parts[at - 2] == "src":
-            return ".".join(parts[at + 1:])
+    start = source_root(parts[:-1])
+    if start is not None:
+        return ".".join(parts[start:])
     if parts[0] == "src" and len(parts) > 1:
         return ".".join(parts[1:])
     return ".".join(parts)
@@ -29,6 +37,11 @@ def module_name(rel_path: str) -> str:
 class Java(Language):
     name = "java"
     suffixes = (".java",)
+
+    def source_folder(self, rel_dir: str) -> bool:
+        parts = rel_dir.split("/")
+        start = source_root(parts)
+        return start is not None and start < len(parts)
 
     def module_name(self, rel_path: str, packages: set[str]) -> str:
         return module_name(rel_path)

@@ -147,6 +147,13 @@ class _Extractor:
         return [self.text(c)[1:] for c in found.named_children if c.type in ("annotation", "marker_annotation")] \
             if found is not None else []
 
+    def type_parameters(self, node: Node) -> list[str] | None:
+        """`class Box<T extends Item, U>`: ["T extends Item", "U"]."""
+        found = node.child_by_field_name("type_parameters")
+        if found is None:
+            return None
+        return [" ".join(self.text(c).split()) for c in found.named_children if c.type == "type_parameter"] or None
+
     def is_static(self, node: Node) -> bool:
         found = self.modifiers(node)
         return found is not None and any(c.type == "static" for c in found.children)
@@ -236,7 +243,8 @@ class _Extractor:
         self.rows["classes"].append(ClassRow(
             id=sid, file_id=self.file_id, name=name, qualname=qualname, module=self.module, path=self.path,
             scope_qualname=scope.qualname, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
-            bases=bases, metaclass=None, decorators=annotations, docstring=doc, source=self.text(node), kind=kind))
+            bases=bases, metaclass=None, decorators=annotations, docstring=doc, source=self.text(node), kind=kind,
+            type_parameters=self.type_parameters(node)))
         for position, base in enumerate(bases):
             self.rows["inheritance"].append(InheritanceRow(
                 file_id=self.file_id, class_id=sid, class_qualname=qualname, module=self.module, path=self.path,
@@ -290,7 +298,7 @@ class _Extractor:
 
     def _member(self, klass: _Scope, name: str, qualname: str, kind: str, signature: str | None,
                 annotation: str | None, value: str | None, decorators: list[str], node: Node | None,
-                doc: str | None, line: int | None = None) -> int:
+                doc: str | None, line: int | None = None, type_parameters: list[str] | None = None) -> int:
         sid = self.new_id("member", qualname)
         self.rows["members"].append(MemberRow(
             id=sid, file_id=self.file_id, class_id=klass.id, class_qualname=klass.qualname, name=name,
@@ -298,7 +306,7 @@ class _Extractor:
             annotation=annotation, value=value, decorators=decorators, is_async=False,
             start_line=node.start_point[0] + 1 if node is not None else line,
             end_line=node.end_point[0] + 1 if node is not None else line, docstring=doc,
-            source=self.text(node) if node is not None else None))
+            source=self.text(node) if node is not None else None, type_parameters=type_parameters))
         return sid
 
     def _formal_parameters(self, node: Node) -> list[Node]:
@@ -345,7 +353,7 @@ class _Extractor:
         else:
             name, kind, signature = "<init>", "constructor", f"({listed})"
         sid = self._member(scope, name, qualname, kind, signature, None, None, self.annotations(node), node,
-                           self.javadoc(node))
+                           self.javadoc(node), type_parameters=self.type_parameters(node))
         self._parameters(sid, qualname, params)
         inner = _Scope("method", qualname, sid, scope.qualname, scope.id)
         body = node.child_by_field_name("body")

@@ -132,6 +132,13 @@ class JavaResolver:
             if klass in self.classes:
                 self.classes[klass].members[name].append((qualname, kind, signature, annotation))
                 self.members[qualname] = (klass, name, kind, signature, annotation)
+        # a class's or method's type parameters: name -> its first bound as written (None: Object)
+        self.type_parameters: dict[str, dict[str, str | None]] = {}
+        for name in ("classes", "members"):
+            for qualname, listed in zip(*column_lists(tables[name], ("qualname", "type_parameters"))):
+                if listed:
+                    self.type_parameters[qualname] = {
+                        p.split()[0]: p.partition(" extends ")[2].split("&")[0].strip() or None for p in listed}
         self.parameters: dict[str, list[tuple]] = defaultdict(list)  # owner -> [(name, annotation, kind)]
         for owner, position, name, kind, annotation in zip(*column_lists(
                 tables["parameters"], ("owner_qualname", "position", "name", "kind", "annotation"))):
@@ -308,10 +315,27 @@ class JavaResolver:
                     return member[0], member[3]
         return None
 
-    def type_string(self, written: str | None, context: str | None, file_id: int | None = None) -> str | None:
+    def _bound(self, name: str, context: str | None, method: str | None) -> tuple[str | None, str | None] | None:
+        """(the bound, the class it is written in) of a type parameter named so where the code is
+        (the method's, then its class's and those around it: JLS 6.3); None when there is none."""
+        if method is not None and name in self.type_parameters.get(method, ()):
+            return self.type_parameters[method][name], self.members[method][0] if method in self.members else context
+        klass = context
+        while klass is not None:
+            if name in self.type_parameters.get(klass, ()):
+                return self.type_parameters[klass][name], klass
+            held = self.classes.get(klass)
+            if held is not None and held.method is not None and name in self.type_parameters.get(held.method, ()):
+                return self.type_parameters[held.method][name], held.outer
+            klass = held.outer if held is not None else None
+        return None
+
+    def type_string(self, written: str | None, context: str | None, file_id: int | None = None,
+                    method: str | None = None, _bounds: int = 0) -> str | None:
         """A declared type as the resolver compares types: a primitive (`int`), a class's
         qualname, each with its array brackets (`double[]`, `p.Foo[][]`); a type variable as its
-        erasure, Object; None when it cannot be told."""
+        erasure (JLS 4.6: its first bound, else Object), read in `method` when it has its own;
+        None when it cannot be told."""
         if not written:
             return None
         text = written.partition("|")[0]
@@ -323,6 +347,10 @@ class JavaResolver:
             return None
         if bare in _PRIMITIVES:
             return bare + dims
+        bound = self._bound(bare, context, method) if "." not in bare and _bounds < 8 else None
+        if bound is not None:  # a type variable shadows a class of its name
+            erased = self.type_string(bound[0], bound[1], file_id, method, _bounds + 1) if bound[0] else _OBJECT
+            return (erased or _OBJECT) + dims
         found = self.resolve_type(bare, context, file_id)
         if found is not None:
             return found[0] + dims
@@ -332,7 +360,7 @@ class JavaResolver:
         found = self._parameter_types.get(method)
         if found is None:
             owner = self.members[method][0] if method in self.members else None
-            found = self._parameter_types[method] = [self.type_string(p[2], owner)
+            found = self._parameter_types[method] = [self.type_string(p[2], owner, method=method)
                                                      for p in self.parameters.get(method, ())]
         return found
 
@@ -427,7 +455,7 @@ class JavaResolver:
         held = self.members.get(method)
         if held is None or not held[3] or "->" not in held[3]:
             return None
-        return self.type_string(held[3].rpartition("->")[2].strip(), held[0])
+        return self.type_string(held[3].rpartition("->")[2].strip(), held[0], method=method)
 
     # -- expressions ---------------------------------------------------------------------------
     def type_of(self, text: str, caller: str, klass: str | None, line: int) -> str | None:
@@ -520,7 +548,7 @@ class JavaResolver:
             annotation, value = declared
             if annotation in (None, "var") and value:
                 return self.type_of(value, caller, klass, line)
-            return self.type_string(annotation, klass)
+            return self.type_string(annotation, klass, method=caller)
         scope = klass
         while scope is not None:  # a field of the class or of one around it
             held = self.field(scope, name)
@@ -533,7 +561,7 @@ class JavaResolver:
                     annotation, value = captured
                     if annotation in (None, "var") and value:
                         return self.type_of(value, around.method, around.outer, line)
-                    return self.type_string(annotation, around.outer)
+                    return self.type_string(annotation, around.outer, method=around.method)
             scope = around.outer if around is not None else None
         return None
 
