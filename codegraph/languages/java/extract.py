@@ -61,13 +61,19 @@ def decode_source(data: bytes) -> str:
         raise UndecodableSource(f"not valid UTF-8: {exc}") from None
 
 
+def plain_type(type_text: str) -> str:
+    """A type as written without its annotations, `final` and generic arguments
+    (`@NonNull Map<K, List<V>>` -> `Map`)."""
+    text = _ANNOTATIONS.sub("", type_text).replace("final ", "").strip()
+    while (shorter := _GENERIC_ARGUMENTS.sub("", text)) != text:
+        text = shorter
+    return text
+
+
 def erased(type_text: str) -> str:
     """A type as a method's identity writes it: no annotations, no generic arguments, the simple
     name of a qualified one, varargs as an array (`java.util.List<String>...` -> `List[]`)."""
-    text = _ANNOTATIONS.sub("", type_text).replace("final ", "").strip()
-    previous = None
-    while previous != text:
-        previous, text = text, _GENERIC_ARGUMENTS.sub("", text)
+    text = plain_type(type_text)
     dims = ""
     text = "".join(text.split())
     if text.endswith("..."):
@@ -453,9 +459,7 @@ class _Extractor:
     def _creation(self, node: Node, scope: _Scope) -> list:
         type_node = node.child_by_field_name("type")
         written = erased(self.text(type_node) or "?")
-        typed = _ANNOTATIONS.sub("", " ".join((self.text(type_node) or "?").split()))
-        while (shorter := _GENERIC_ARGUMENTS.sub("", typed)) != typed:
-            typed = shorter
+        typed = plain_type(" ".join((self.text(type_node) or "?").split()))
         self._call_row(node, scope, typed, written, "new", node.child_by_field_name("arguments"), end=type_node)
         out = [(c, scope) for c in node.named_children if c.type not in ("class_body",) and c is not type_node]
         body = next((c for c in node.named_children if c.type == "class_body"), None)

@@ -30,7 +30,7 @@ import pyarrow as pa
 from ...columns import column_lists, concat, insert_arrow, update_by_id
 from ...schema import BY_NAME, RESOLVED_TABLES
 from ..base import Emit, Resolution
-from .extract import _PARSER, erased
+from .extract import _PARSER, erased, plain_type
 from .jdk import JdkTypes, jdk_types
 
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
@@ -47,7 +47,6 @@ NullPointerException NumberFormatException ReflectiveOperationException RuntimeE
 StringIndexOutOfBoundsException UnsupportedOperationException AssertionError Error LinkageError
 NoClassDefFoundError OutOfMemoryError StackOverflowError VirtualMachineError Deprecated FunctionalInterface
 Override SafeVarargs SuppressWarnings""".split())
-_GENERIC = re.compile(r"<[^<>]*>")
 _TYPE_VARIABLE = re.compile(r"[A-Z][0-9]?\Z")  # T, E, K, V, T2: a type parameter's name by convention
 _OBJECT, _STRING = "java.lang.Object", "java.lang.String"
 _LITERALS = {"string_literal": _STRING, "text_block": _STRING, "character_literal": "char", "true": "boolean",
@@ -90,9 +89,7 @@ def _bare(type_text: str | None) -> str | None:
     if not type_text:
         return None
     type_text = type_text.partition("|")[0]  # a multi-catch parameter: its first alternative
-    text = re.sub(r"@[\w.]+(?:\([^()]*\))?\s*", "", type_text).replace("final ", "").strip()
-    while (shorter := _GENERIC.sub("", text)) != text:
-        text = shorter
+    text = plain_type(type_text)
     return "".join(text.split()).replace("...", "").replace("[]", "") or None
 
 
@@ -338,9 +335,7 @@ class JavaResolver:
         None when it cannot be told."""
         if not written:
             return None
-        text = written.partition("|")[0]
-        while (shorter := _GENERIC.sub("", text)) != text:
-            text = shorter
+        text = plain_type(written.partition("|")[0])
         dims = "[]" * (text.count("[]") + text.count("..."))
         bare = _bare(text)
         if not bare or bare == "var":
