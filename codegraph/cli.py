@@ -189,7 +189,9 @@ def search(query, limit, db_path, mode, exact, as_json_):
         echo(json.dumps(hits, indent=2, default=str))
         return
     for hit in hits:
-        echo(f"{hit['score']:.3f}  {hit['kind']:18} {hit['qualname']}{hit['signature'] or ''}".rstrip())
+        # a Java member's qualname ends with its parameter types: its signature goes after a space
+        between = "  " if hit["qualname"].endswith(")") else ""
+        echo(f"{hit['score']:.3f}  {hit['kind']:18} {hit['qualname']}{between}{hit['signature'] or ''}".rstrip())
         if hit["docstring"]:
             echo(f"       {hit['docstring'][:100]}")
 

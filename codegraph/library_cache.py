@@ -25,6 +25,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .cachedir import cache_folder
 from .columns import arrow_schema, insert_arrow, insert_rows
 from .schema import BY_NAME, EXTRACTED, RESOLVED_LATER, RESOLVED_TABLES, SCHEMA_VERSION
 from .sources import SourceFile
@@ -50,17 +51,6 @@ class ResolvedLayer:
 
     tables: dict[str, pa.Table]
     later: dict[str, pa.Table]
-
-
-def cache_folder() -> Path | None:
-    """Where the caches live, or None when CODEGRAPH_CACHE=off."""
-    setting = os.environ.get("CODEGRAPH_CACHE")
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "codegraph"
 
 
 class LibraryCache:

@@ -108,7 +108,10 @@ CREATE MACRO members_of(cls) AS TABLE
     SELECT a.start_qualname AS class, m.name, m.kind, m.signature, m.class_qualname AS defined_in,
            a.mro_position, m.qualname, m.annotation, m.value, m.docstring, m.path, m.start_line
     FROM ancestors_of(cls) a JOIN all_members m ON m.class_qualname = a.class_qualname
-    QUALIFY row_number() OVER (PARTITION BY a.start_qualname, m.name ORDER BY a.mro_position) = 1
+    -- what a nearer class defines hides the same member further up: the same name in Python, the
+    -- same name and parameter types in Java (overloads are distinct), i.e. the qualname past its class
+    QUALIFY row_number() OVER (PARTITION BY a.start_qualname, substr(m.qualname, length(m.class_qualname) + 2)
+                               ORDER BY a.mro_position) = 1
     ORDER BY class, mro_position, m.start_line;
 
 -- Classes deriving from cls, directly or not.

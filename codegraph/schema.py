@@ -450,3 +450,7 @@ def _version() -> str:
 
 
 SCHEMA_VERSION = _version()
+# The kinds of definition that are called (members.kind, globals.kind, nested functions): shown
+# with their signature, ranked as code to call.
+CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function",
+                            "constructor"})

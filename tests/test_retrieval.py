@@ -100,7 +100,8 @@ NO_ROWS_HERE = {"exception_classes"}  # the fixture has no exception classes: se
 
 
 def test_every_template_has_sample_parameters():
-    assert set(SAMPLE_PARAMS) == set(template_names())
+    # Java's templates run on a Java repository: tests/test_java_diagnose.py
+    assert set(SAMPLE_PARAMS) == {t for t in template_names() if not t.startswith("java_")}
     assert {r.template for r in RULES if r.template} <= set(template_names())
 
 

@@ -150,6 +150,17 @@ class Language(ABC):
         """What its names mean, for a build (None: its rows go in as extracted, unresolved)."""
         return None
 
+    def declaration(self, kind: str, name: str, signature: str | None, annotation: str | None = None,
+                    value: str | None = None, qualname: str | None = None) -> str:
+        """A definition's row as one line of the language (cards and the task context show it):
+        Python's `def parse(self, s) -> int`, Java's `int parse(String s)`."""
+        head = f"{name}{signature or ''}"
+        return f"{head} = {value}" if value else head
+
+    def import_statement(self, module: str, name: str) -> str:
+        """The line that imports `name` defined at the top of `module`."""
+        return f"import {module}.{name}"
+
     # -- refine: a model's answer into a file --------------------------------------------------
     def code_from_answer(self, answer: str, symbol: str) -> str | None:
         """The code for `symbol` in a model's answer, or None when there is none."""

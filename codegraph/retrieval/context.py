@@ -6,13 +6,14 @@ docstrings before bodies; a card that does not fit is dropped, never cut in half
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..languages import Language, for_file, language as language_named
 from ..llm import estimate_tokens
 from .engine import Retrieval
 
 _MATCH_ORDER = {"exact": 0, "fuzzy": 1, "scope": 2, "lexical": 3, "hybrid": 3, "semantic": 4}
 _CARDS = 5  # a scope's rows past these are listed compactly on one line
-# The kinds of definition shown as `def name(signature)` (cards here, task context's lines too).
-CALLABLE_KINDS = frozenset({"function", "method", "classmethod", "staticmethod", "property", "nested_function"})
 
 
 def _first_line(doc: str | None) -> str | None:
@@ -24,23 +25,22 @@ def _first_line(doc: str | None) -> str | None:
     return None
 
 
-def card(row: dict, with_source: bool = True) -> str:
+def language_of(path: str | None, default: Language | None = None) -> Language:
+    """The language a row's or a message's file is in (Python when the path says none)."""
+    found = for_file(Path(path).name) if path else None
+    return found or default or language_named("python")
+
+
+def card(row: dict, with_source: bool = True, language: Language | None = None) -> str:
+    """One row as a card, its declaration in its own file's language (else `language`'s: a row
+    of the JDK has no file)."""
     kind = row.get("kind") or ""
     name = row.get("name") or (row.get("qualname") or "").rpartition(".")[2]
-    signature = row.get("signature") or ""
-    if kind == "class":
-        head = f"class {name}{signature if signature not in ('()', '') else ''}"
-    elif kind in CALLABLE_KINDS:
-        prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
-        head = f"{prefix}def {name}{signature or '(...)'}"
-    elif kind == "module":
-        head = f"module {row.get('qualname')}"
-    elif kind == "import":
+    if kind == "import":
         head = f"{name} = {row.get('qualname')}  (re-exported)"
     else:
-        head = f"{name}{signature if signature.startswith(':') else ''}"
-        if row.get("value"):
-            head += f" = {row['value']}"
+        head = language_of(row.get("path"), language).declaration(
+            kind, name, row.get("signature"), None, row.get("value"), row.get("qualname"))
     where = ""
     if row.get("path"):
         where = f"  # {row['path']}:{row.get('start_line') or 1}"
@@ -94,12 +94,13 @@ def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
         # the retrieval's own order (a scope is already ranked); exact matches first across merged groups
         rows.sort(key=lambda row: row.get("match") != "exact")
         local = next((r.local_context for r in group if r.local_context), None)
+        language = language_of(group[0].diagnostic.path)
         tail = rows[_CARDS:]
         summary = "Also in scope: " + ", ".join(
             f"{row.get('name') or (row.get('qualname') or '').rpartition('.')[2]}{row.get('signature') or ''}"
             for row in tail) if tail else None
         blocks.append({"head": [_header(group), *([local] if local else [])], "rows": rows[:_CARDS], "cards": [],
-                       "summary": summary})
+                       "summary": summary, "language": language})
 
     def text() -> str:
         out = []
@@ -127,7 +128,9 @@ def render(retrievals: list[Retrieval], budget_tokens: int = 1500) -> str:
             if rank >= len(b["rows"]):
                 continue
             row = b["rows"][rank]
-            for candidate in ((card(row), card(row, with_source=False)) if row.get("source") else (card(row),)):
+            language = b["language"]
+            for candidate in ((card(row, True, language), card(row, False, language)) if row.get("source")
+                              else (card(row, True, language),)):
                 b["cards"].append(candidate)
                 if estimate_tokens(text()) <= budget_tokens:
                     break

@@ -65,7 +65,7 @@ MAX_RETRIEVED = 60  # diagnostics looked up per file and round (retrieve_all)
 # import_error stays in its SQL order: a module path that does not exist is a spelling question,
 # and the line's meaning pulled the parent package (`urllib` for `urllib.erorr`) to the top.
 SCOPE_TEMPLATES = frozenset({"members_like", "names_in_module_like", "undefined_name", "class_members",
-                             "named_definitions"})
+                             "named_definitions", "java_members_like", "java_names"})
 SCOPE_LIMIT = 40
 
 LLM_SYSTEM = """You write one DuckDB SELECT statement over a code-graph database of a Python repository.
@@ -342,7 +342,7 @@ class Retriever:
             module = hit["qualname"].rpartition(".")[0]
             near = module == candidate.module or module in imported or \
                 any(hit["qualname"].startswith(m + ".") for m in imported | {candidate.module})
-            name = hit["qualname"].rpartition(".")[2]
+            name = hit["name"]
             rows.append({**hit, "name": name, "score": round(hit["score"] * (1.2 if near else 1.0), 4),
                          "match": "hybrid", "import_line": None,
                          "reason": f"search: {hit['why']}" + ("; in or imported by the candidate's module" if near else "")})

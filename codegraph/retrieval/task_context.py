@@ -32,7 +32,8 @@ from ..errors import CodegraphError
 from ..llm import estimate_tokens
 from ..schema import PROJECT_CALL_SQL
 from ..semantic.search import search
-from .context import CALLABLE_KINDS
+from ..schema import CALLABLE_KINDS
+from .context import language_of
 
 _PROJECT_CALL = PROJECT_CALL_SQL
 _MODULE_EDGES: dict[tuple, dict[tuple[str, str], int]] = {}
@@ -76,17 +77,6 @@ class TaskContext:
                           for i in self.items], "notes": self.notes, "text": self.text}
 
 
-def _compact(kind: str, name: str, signature: str | None, annotation: str | None = None) -> str:
-    if kind == "class":
-        return f"class {name}{signature if signature and signature != '()' else ''}"
-    if kind in CALLABLE_KINDS or kind == "property-accessor":
-        prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
-        return f"{prefix}def {name}{signature or '(...)'}"
-    if kind == "module":
-        return f"module {name}"
-    return f"{name}: {annotation}" if annotation else name
-
-
 def _first_line(doc: str | None) -> str | None:
     for line in (doc or "").strip().splitlines():
         if line.strip():
@@ -97,6 +87,7 @@ def _first_line(doc: str | None) -> str | None:
 class TaskContextBuilder:
     def __init__(self, con: duckdb.DuckDBPyConnection, db_path: str | Path) -> None:
         self.con, self.db_path = con, Path(db_path)
+        self.language = language_of(None)  # the target file's, once build() knows it
 
     def _rows(self, sql: str, params: dict) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
@@ -131,7 +122,7 @@ class TaskContextBuilder:
         for qualname, kind, name, signature, annotation, doc, defined_in in rows:
             own = defined_in == owner
             reason = _OWN_MEMBER if own else f"inherited from {defined_in}"
-            section.items.append(Item(qualname, kind, _compact(kind, name, signature, annotation),
+            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature, annotation),
                                       _member_score(kind, name, annotation, own), [reason], _first_line(doc)))
         return section
 
@@ -164,7 +155,7 @@ class TaskContextBuilder:
                 ORDER BY start_line""", {"m": module, "t": target, "o": owner}):
             nearness = math.exp(-abs((line or 0) - near_line) / 80) if near_line else 0.0
             base = 0.5 if kind in ("class", "function") else 0.45
-            section.items.append(Item(qualname, kind, _compact(kind, name, signature), base + 0.25 * nearness,
+            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature), base + 0.25 * nearness,
                                       [_DEFINED + (" near the target" if nearness > 0.5 else "")],
                                       _first_line(doc)))
         return section
@@ -181,7 +172,7 @@ class TaskContextBuilder:
                 WHERE i.module = $m AND i.scope_qualname = $m AND NOT i.is_star
                   AND s.kind IN ('class', 'function') AND NOT starts_with(s.name, '_')
                 ORDER BY i.line, s.start_line""", {"m": module}):
-            section.items.append(Item(qualname, kind, f"in {bound}: {_compact(kind, name, signature)}", 0.5,
+            section.items.append(Item(qualname, kind, f"in {bound}: {self.language.declaration(kind, name, signature)}", 0.5,
                                       [_IN_IMPORTED_MODULE], _first_line(doc)))
         return section
 
@@ -206,7 +197,7 @@ class TaskContextBuilder:
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):
                 score = (0.75 if word in typed else 0.6) - (0.0 if kind in CALLABLE_KINDS else 0.15)
-                section.items.append(Item(q, kind, f"in {word}: {_compact(kind, name, signature, annotation)}", score,
+                section.items.append(Item(q, kind, f"in {word}: {self.language.declaration(kind, name, signature, annotation)}", score,
                                           [f"member of {word}, which the task names"], _first_line(doc)))
         return section
 
@@ -216,7 +207,7 @@ class TaskContextBuilder:
         except CodegraphError:
             return []
         top = max((h["score"] for h in hits), default=1.0) or 1.0
-        return [Item(h["qualname"], h["kind"], _compact(h["kind"], h["qualname"].rpartition(".")[2], h["signature"]),
+        return [Item(h["qualname"], h["kind"], self.language.declaration(h["kind"], h["qualname"].rpartition(".")[2], h["signature"]),
                      0.8 * h["score"] / top, [f"answers the description ({h['why']})"], h.get("docstring"))
                 for h in hits]
 
@@ -299,14 +290,15 @@ class TaskContextBuilder:
                 continue
             _, kind, name, signature, doc, cls, module = row
             importable = cls is None and kind in ("class", "function", "variable")
-            out.append(Item(qualname, kind, _compact(kind, name, signature), score, [reason], _first_line(doc),
-                            f"from {module} import {name}" if importable else None))
+            out.append(Item(qualname, kind, self.language.declaration(kind, name, signature), score, [reason], _first_line(doc),
+                            self.language.import_statement(module, name) if importable else None))
         return out
 
     # -- all together ----------------------------------------------------------------------------
     def build(self, description: str, target_file: str, symbol: str, *, signature: str | None = None,
               budget_tokens: int = 2000, exclude_target: bool = True) -> TaskContext:
         started = time.perf_counter()
+        self.language = language_of(target_file)
         module, target, owner = self.locate(target_file, symbol)
         exclude_ids = {r[0] for r in self._rows(
             "SELECT id FROM symbols WHERE qualname = $t OR starts_with(qualname, $t || '.')", {"t": target})} \

@@ -138,7 +138,7 @@ def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: i
     ids = [i for i in {*lexical, *vector} if i not in exclude]
     if not ids:
         return []
-    rows = con.execute("""SELECT id, qualname, kind, module, path, signature, start_line, docstring FROM symbols
+    rows = con.execute("""SELECT id, qualname, kind, module, path, signature, start_line, docstring, name FROM symbols
                           WHERE list_contains($ids::BIGINT[], id)""", {"ids": ids}).fetchall()
     asked = set(terms) | {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
     out = []
@@ -148,7 +148,7 @@ def search(con: duckdb.DuckDBPyConnection, db_path: str | Path, query: str, k: i
         blend = {"hybrid": weights.bm25 * b + weights.vector * v, "bm25": b, "vector": v}[mode]
         prior = _prior(row, asked, weights) if priors else 1.0
         why = [part for part, value in (("words", b), ("meaning", v)) if value >= 0.5]
-        out.append({"qualname": row[1], "kind": row[2], "signature": row[5], "path": row[4], "start_line": row[6],
+        out.append({"qualname": row[1], "name": row[8], "kind": row[2], "signature": row[5], "path": row[4], "start_line": row[6],
                     "docstring": (row[7] or "").strip().split("\n")[0] or None, "score": round(blend * prior, 4),
                     "id": i, "why": ", ".join(why) or "partial match"})
     out.sort(key=lambda r: (-r["score"], r["qualname"]))

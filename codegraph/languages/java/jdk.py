@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...library_cache import cache_folder
+from ...cachedir import cache_folder
 
 _LISTER = Path(__file__).with_name("JdkTypes.java")
 MODULES = ("java.base",)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...schema import CALLABLE_KINDS
 from ..base import FileFacts, Language, Resolution, register
 from ..checks import Diagnostic, Rule
 from . import extract as _extract
@@ -48,6 +49,21 @@ class Python(Language):
     def extract(self, data: bytes, path: str, module: str, is_package: bool,
                 budget_s: float | None = None) -> FileFacts:
         return _extract.extract(data, path, module, is_package, budget_s)
+
+    def declaration(self, kind: str, name: str, signature: str | None, annotation: str | None = None,
+                    value: str | None = None, qualname: str | None = None) -> str:
+        if kind == "class":
+            return f"class {name}{signature if signature and signature != '()' else ''}"
+        if kind in CALLABLE_KINDS or kind == "property-accessor":
+            prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
+            return f"{prefix}def {name}{signature or '(...)'}"
+        if kind == "module":
+            return f"module {qualname or name}"
+        head = f"{name}: {annotation}" if annotation else f"{name}{signature if signature and signature.startswith(':') else ''}"
+        return f"{head} = {value}" if value else head
+
+    def import_statement(self, module: str, name: str) -> str:
+        return f"from {module} import {name}"
 
     def code_from_answer(self, answer: str, symbol: str) -> str | None:
         return _splice.code_from_answer(answer, symbol)
