@@ -30,6 +30,8 @@ public class Cart {
 
     public void add(Item item) { items.add(item); }
 
+    public static class Sizes { public static final int MAX = 9; }
+
     public int total() {
         int sum = 0;
         for (Item i : items) sum += i.price();
@@ -42,6 +44,7 @@ public class Cart {
 package com.ex.util;
 
 public final class Money {
+    public static final Integer CENTS = 100;
     public static String format(int cents) { return cents / 100 + "." + cents % 100; }
     public static String format(int cents, String currency) { return format(cents) + " " + currency; }
 }
@@ -151,6 +154,42 @@ def test_every_overload_of_a_call_that_cannot_be_applied(java_repo, monkeypatch)
     assert {r["qualname"] for r in retrieval.rows} == {"com.ex.util.Money.format(int)",
                                                        "com.ex.util.Money.format(int,String)"}
     assert "static String format(int cents, String currency)" in report.context
+
+
+_MORE = """\
+package com.ex;
+
+import com.ex.util.Money;
+
+public class Shop extends Cart {
+    public int total() { return super.totl(); }
+    public String cents() { return com.ex.util.Money.CENTS.toString() + Other.CENTS.toString(); }
+    public String price() { return Money.format("x", "USD"); }
+    public int most() { return Cart.Limits.MAX; }
+}
+"""
+
+
+def test_a_superclass_member_a_forgotten_import_an_argument_and_a_member_class(java_repo, monkeypatch):
+    report = _report(java_repo, _MORE.replace("Other.CENTS", "Money.CENTS").replace("import com.ex.util.Money;", ""),
+                     monkeypatch)
+    found = {r.diagnostic.line: r for r in report.retrievals}
+    # `super.totl()`: javac names no location; the superclass's members answer
+    assert found[6].rows[0]["qualname"] == "com.ex.Cart.total()"
+    # `Money.CENTS.x()` with Money not imported: javac takes Money for a package; the class to import
+    assert found[7].diagnostic.symbol == "doesnt.exist"
+    assert found[7].rows[0]["import_line"] == "import com.ex.util.Money;"
+    # an argument of the wrong type inside a call: the overloads of that call
+    assert found[8].diagnostic.symbol in ("prob.found.req", "cant.resolve.location")
+    # `Cart.Limits.MAX`: no member class Limits; MAX in Cart's member class
+    assert found[9].rows[0]["qualname"] == "com.ex.Cart.Sizes.MAX"
+
+
+def test_an_argument_javac_cannot_convert_gets_the_overloads_of_its_call(java_repo, monkeypatch):
+    report = _report(java_repo, _MORE.replace("Other.CENTS", "Money.CENTS"), monkeypatch)
+    (retrieval,) = [r for r in report.retrievals if r.diagnostic.line == 8]
+    assert retrieval.diagnostic.symbol == "prob.found.req"
+    assert "com.ex.util.Money.format(int,String)" in [r["qualname"] for r in retrieval.rows]
 
 
 def test_a_syntax_error_is_kept_and_shown_with_its_lines(java_repo, monkeypatch):

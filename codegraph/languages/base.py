@@ -157,6 +157,10 @@ class Language(ABC):
         head = f"{name}{signature or ''}"
         return f"{head} = {value}" if value else head
 
+    def qualname(self, module: str, symbol: str) -> str:
+        """The qualified name of `symbol` (`name`, `Class.method`) written in the file of `module`."""
+        return f"{module}.{symbol}"
+
     def import_statement(self, module: str, name: str) -> str:
         """The line that imports `name` defined at the top of `module`."""
         return f"import {module}.{name}"

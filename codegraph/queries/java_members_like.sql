@@ -62,7 +62,7 @@ SELECT * FROM (
     WHERE name = $name AND kind IN ('class_attribute', 'staticmethod') AND ends_with(path, '.java')
       AND class_qualname NOT IN (SELECT defined_in FROM found WHERE defined_in IS NOT NULL)
     QUALIFY row_number() OVER (ORDER BY (layer = 'project') DESC,
-        len(list_intersect(string_split(class_qualname, '.'), string_split($owner, '.'))) DESC, qualname) <= 3
+        len(list_intersect(string_split(class_qualname, '.'), string_split($owner, '.'))) DESC, qualname) <= 5
 )
 ORDER BY score DESC, mro_position, qualname
 LIMIT $limit;

@@ -100,8 +100,8 @@ class TaskContextBuilder:
             raise CodegraphError(f"{target_file} is not in the graph: index the repository, and give the path "
                                  "relative to its root")
         module = row[0]
-        target = f"{module}.{symbol}"
-        owner = f"{module}.{symbol.rpartition('.')[0]}" if "." in symbol else None
+        target = self.language.qualname(module, symbol)
+        owner = self.language.qualname(module, symbol.rpartition('.')[0]) if "." in symbol else None
         if owner is None:  # a method named without its class? a class itself?
             found = self.con.execute("SELECT kind, class_qualname FROM symbols WHERE qualname = $q", {"q": target}).fetchone()
             if found and found[0] == "class":

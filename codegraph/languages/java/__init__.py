@@ -81,6 +81,11 @@ class Java(Language):
         head = f"{static}{field_type} {name}".strip()
         return f"{head} = {value}" if value else head
 
+    def qualname(self, module: str, symbol: str) -> str:
+        """A file's module is its class (`a.b.Foo`): what it defines is named from its package."""
+        package = module.rpartition(".")[0]
+        return f"{package}.{symbol}" if package else symbol
+
     def import_statement(self, module: str, name: str) -> str:
         return f"import {module if module.rpartition('.')[2] == name else f'{module}.{name}'};"
 

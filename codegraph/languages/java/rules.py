@@ -236,6 +236,18 @@ def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
                          sorted(ctx.candidate.own_members(owner)) if owner == _enclosing(ctx, d) else [])
 
 
+def _super_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    """`super.load()` javac cannot find (no location is given): the superclass's members."""
+    symbol = _symbol(d)
+    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    if symbol is None or not re.search(rf"\bsuper\s*\.\s*{re.escape(symbol[1])}\b", line):
+        return None
+    klass = _enclosing(ctx, d)
+    bases = ctx.candidate.bases_of(klass) if klass else []
+    owner = type_qualname(ctx, bases[0]) if bases else None
+    return member_params(ctx, owner or "java.lang.Object", symbol[1], _arguments(d)) if owner or not bases else None
+
+
 def _names(d: Diagnostic, ctx: RuleContext) -> dict | None:
     """A bare name javac cannot find in the class's code: the class's fields and methods near it,
     the names the method binds, a class of that name to import (the name used as a qualifier)."""
@@ -246,6 +258,19 @@ def _names(d: Diagnostic, ctx: RuleContext) -> dict | None:
     function = ctx.candidate.enclosing_function(d.line) or ""
     return {"owner": owner, "name": symbol[1], "package": ctx.candidate.module.rpartition(".")[0],
             "local": ctx.candidate.names_bound_in(function), "external": jdk_classes_named(symbol[1])}
+
+
+def _nested_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    """`Outer.Wrong.FIELD`, where Outer has no member class Wrong (`symbol: class Wrong` or
+    `variable Wrong`, `location: class Outer`): FIELD in Outer's member classes (a static of that name in a class
+    nearest Outer comes first), or near it in Outer."""
+    symbol, owner_text = _symbol(d), _location_type(_field(d, "location"))
+    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    if symbol is None or symbol[0] not in ("class", "variable") or owner_text is None:
+        return None
+    used = re.search(rf"\b{re.escape(owner_text.rpartition('.')[2])}\.{re.escape(symbol[1])}\.([\w$]+)", line)
+    owner = type_qualname(ctx, owner_text)
+    return member_params(ctx, owner, used.group(1)) if used and owner and owner != _enclosing(ctx, d) else None
 
 
 def _types(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -271,6 +296,17 @@ def _package(d: Diagnostic, ctx: RuleContext) -> dict | None:
     if imported and imported.group(1).rpartition(".")[0] != m.group(1):  # `a.b.C.d` static: the class is C
         name = m.group(1).rpartition(".")[2] if name[:1].islower() else name
     return {"package": m.group(1), "name": name, "external": jdk_classes_named(name) if name else []}
+
+
+def _qualifier_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    """`package Foo does not exist` on code (`Foo.BAR` with no class Foo in scope, an import
+    forgotten): the classes named Foo, with the import to write."""
+    m = re.search(r"package ([\w$]+) does not exist", d.message)
+    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    if not m or re.search(r"\bimport\s", line) or not m.group(1)[:1].isupper():
+        return None
+    return {"name": m.group(1), "package": ctx.candidate.module.rpartition(".")[0],
+            "external": jdk_classes_named(m.group(1))}
 
 
 def _qualifier(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -301,6 +337,61 @@ def _applied(d: Diagnostic, ctx: RuleContext) -> dict | None:
     owner = type_qualname(ctx, owner_text) or owner_text
     member = "<init>" if kind == "constructor" else name
     return {"owner": owner, "name": member, "external": jdk_members(owner)}
+
+
+def _call_around(d: Diagnostic, ctx: RuleContext) -> dict | None:
+    """An argument javac cannot convert, or a call it finds ambiguous (`incompatible types`,
+    `reference to append is ambiguous`): the overloads of the call whose parentheses hold the
+    message's position. Its receiver typed as the candidate declares it (a local, a parameter,
+    a field), a bare name as the enclosing class's, a capitalised one as a class."""
+    cand = ctx.candidate
+    line = cand.lines[d.line - 1] if 0 < d.line <= len(cand.lines) else ""
+    calls = [r for r in cand.rows("calls") if r.kind == "call" and r.end_line == d.line
+             and r.end_col <= d.column < _closing(line, r.end_col)]
+    if not calls:
+        return None
+    call = max(calls, key=lambda r: r.end_col)  # the innermost
+    receiver, _, name = (call.callee_text or "").rpartition(".")
+    if not name.isidentifier():
+        return None
+    if not receiver or receiver == "this":
+        owner = _enclosing(ctx, d)
+    elif receiver[:1].isupper():
+        owner = type_qualname(ctx, receiver)
+    else:
+        declared = _declared_type(ctx, receiver.split(".")[-1], d.line)
+        owner = type_qualname(ctx, declared) if declared else None
+    return {"owner": owner, "name": name, "external": jdk_members(owner)} if owner else None
+
+
+def _closing(line: str, at: int) -> int:
+    """Where the parenthesis opening at `at` (after spaces) closes on the line (-1: not there)."""
+    while at < len(line) and line[at] == " ":
+        at += 1
+    depth = 0
+    for i in range(at, len(line)):
+        depth += {"(": 1, ")": -1}.get(line[i], 0)
+        if depth == 0:
+            return i if i > at else -1
+    return -1
+
+
+def _declared_type(ctx: RuleContext, name: str, line: int) -> str | None:
+    """The type the candidate declares `name` with where `line` reads it: a local or a parameter
+    of the enclosing method, else a field of the enclosing class."""
+    cand = ctx.candidate
+    function = cand.enclosing_function(line)
+    for row in cand.rows("bindings"):
+        if row.name == name and function and row.scope_qualname == function and row.annotation:
+            return row.annotation
+    for row in cand.rows("parameters"):
+        if row.name == name and function and row.owner_qualname == function and row.annotation:
+            return row.annotation
+    klass = cand.enclosing_class(line)
+    for row in cand.rows("members"):
+        if row.name == name and row.class_qualname == klass and row.annotation:
+            return row.annotation
+    return None
 
 
 def _abstract_methods(d: Diagnostic, ctx: RuleContext) -> dict | None:
@@ -343,10 +434,16 @@ _RESOLVE = ("cant.resolve", "cant.resolve.location", "cant.resolve.args", "cant.
 RULES: tuple[Rule, ...] = (
     Rule("doesnt.exist", "java_packages", _package,
          "the class the import names wherever it really is (with its `import` line); packages near the missing one"),
+    Rule("doesnt.exist", "java_types", _qualifier_class,
+         "(`Foo.BAR` in code, no class Foo in scope) the classes named Foo, with the `import` line to write"),
     Rule("doesnt.exist", "java_members_like", _qualifier,
          "(`Foo.BAR` in code, no class Foo in scope) the member in the class of that name, or a static one of "
          "that name elsewhere"),
     *(rule for symbol in _RESOLVE for rule in (
+        Rule(symbol, "java_members_like", _super_member,
+             "(`super.m()`) the superclass's members, nearest first"),
+        Rule(symbol, "java_members_like", _nested_member,
+             "(`Outer.Wrong.FIELD`) FIELD in Outer's member classes, or near it in Outer"),
         Rule(symbol, "java_types", _types,
              "(symbol: class) classes of that name or near it, the JDK's too, with the `import` line to write"),
         Rule(symbol, "java_members_like", _members,
@@ -357,6 +454,9 @@ RULES: tuple[Rule, ...] = (
     *(Rule(symbol, "java_overloads", _applied,
            "every overload of the method or constructor with its parameters (the JDK's too)")
       for symbol in ("cant.apply.symbol", "cant.apply.symbols")),
+    *(Rule(symbol, "java_overloads", _call_around,
+           "(inside a call's arguments) every overload of the called method, with its parameters")
+      for symbol in ("prob.found.req", "ref.ambiguous")),
     Rule("does.not.override.abstract", "java_members_like", _abstract_methods,
          "the abstract type's methods, the one to implement first"),
     *(Rule(symbol, "java_members_like", _access, "the type's members, the one named first")
