@@ -91,6 +91,11 @@ def targets(db_path: Path, per_project: int, seed: int = 13) -> list[dict]:
 
 def chunks_recall(con, db_path: Path, target: dict, mode: str, budget: int) -> float:
     """A baseline: the search's top hits as whole code chunks, until the budget is spent."""
+    return len(chunks_seen(con, db_path, target, mode, budget) & set(target["deps"])) / len(target["deps"])
+
+
+def chunks_seen(con, db_path: Path, target: dict, mode: str, budget: int) -> set[str]:
+    """The qualnames of the chunks the baseline shows for the target's description."""
     exclude = {r[0] for r in con.execute("SELECT id FROM symbols WHERE qualname = $q OR starts_with(qualname, $q || '.')",
                                          {"q": target["qualname"]}).fetchall()}
     hits = search(con, db_path, target["description"], 40, mode=mode, priors=False, exclude=exclude)
@@ -106,7 +111,7 @@ def chunks_recall(con, db_path: Path, target: dict, mode: str, budget: int) -> f
             continue
         used += cost
         seen.add(hit["qualname"])
-    return len(seen & set(target["deps"])) / len(target["deps"])
+    return seen
 
 
 def evaluate(db_path: Path, chosen: list[dict]) -> dict:

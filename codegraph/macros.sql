@@ -258,14 +258,20 @@ CREATE MACRO import_candidates(sym) AS TABLE
 -- How to import what a qualified name or path means, by its public path: the first line of
 -- import_candidates for the top-level definition that holds it, and the dotted path that line
 -- makes usable (`httpx._client.Client.send`: `from httpx import Client`, `httpx.Client.send`).
+-- Java: a file's module is its top-level class, imported by its qualified name
+-- (`import com.ex.util.Money;`; `Money.format(int)` then).
 CREATE MACRO import_line_of(qn) AS TABLE
     WITH target AS (
-        SELECT s.qualname, s.kind,
-               CASE WHEN s.kind = 'module' THEN s.qualname
+        SELECT s.qualname, s.kind, ends_with(s.path, '.java') AS java,
+               CASE WHEN s.kind = 'module' OR ends_with(s.path, '.java') THEN s.module
                     ELSE s.module || '.' || split_part(substr(s.qualname, length(s.module) + 2), '.', 1) END AS top
         FROM all_symbols s WHERE s.qualname IN (SELECT qualname FROM canonical(qn))
     )
     SELECT t.qualname, c.import_line,
            CASE WHEN c.module = '' THEN '' ELSE c.module || '.' END || regexp_extract(c.import_line, '[^ ]*$')
                || substr(t.qualname, length(t.top) + 1) AS public_path
-    FROM target t, LATERAL (SELECT * FROM import_candidates(regexp_extract(t.top, '[^.]*$')) c WHERE c.qualname = t.top AND c.choice = 1) c;
+    FROM target t, LATERAL (SELECT * FROM import_candidates(regexp_extract(t.top, '[^.]*$')) c WHERE c.qualname = t.top AND c.choice = 1) c
+    WHERE NOT t.java
+    UNION ALL
+    SELECT qualname, 'import ' || top || ';', regexp_extract(top, '[^.]*$') || substr(qualname, length(top) + 1)
+    FROM target WHERE java AND kind <> 'module';

@@ -260,3 +260,19 @@ def test_a_jdk_type_brings_its_inherited_members_once():
     names = [(m["name"], m["signature"]) for m in members]
     assert ("size", "() -> int") in names and len(names) == len(set(names))
     assert all(m["defined_in"] == "java.util.ArrayList" for m in members if m["name"] == "<init>")
+
+
+def test_the_rrr_class_info_of_a_java_class_gives_its_constructors_and_import(java_repo):
+    from codegraph.db import connect_readonly
+    from codegraph.retrieval.tools import get_class_info
+
+    con = connect_readonly(java_repo / "graph.duckdb")
+    try:
+        (item,) = get_class_info(con, "Item")
+        (money,) = get_class_info(con, "Money")
+    finally:
+        con.close()
+    assert item["constructor"] == "(String name, int price)"
+    assert money["constructor"] == "()"  # the default constructor (JLS 8.8.9), not Python's (self)
+    assert money["import_line"] == "import com.ex.util.Money;"
+    assert {m["name"] for m in money["members"]} >= {"format", "CENTS"}

@@ -193,6 +193,15 @@ class TaskContextBuilder:
                 qualname = unique[0][0] if len(unique) == 1 else None
             if qualname is None or qualname in skip:
                 continue
+            head = self.con.execute("SELECT kind, name, module, docstring FROM classes WHERE qualname = $c",
+                                    {"c": qualname}).fetchone()
+            if head is not None:  # the class itself: code that names it needs its import
+                kind, name, where, doc = head
+                section.items.append(Item(
+                    qualname, kind, self.language.declaration(kind, name, None), 0.8 if word in typed else 0.65,
+                    ["a class the task names"], _first_line(doc),
+                    self.language.import_statement(where, name)
+                    if where != module and qualname == self.language.qualname(where, name) else None))
             for q, kind, name, signature, annotation, doc, defined_in in self._rows("""
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):

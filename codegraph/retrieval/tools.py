@@ -67,8 +67,9 @@ def get_class_info(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
                                 ORDER BY qualname""", {"n": name}):
         members = _dicts(con, """SELECT name, kind, signature, defined_in, annotation
                                  FROM members_of($q) WHERE class = $q""", {"q": klass["qualname"]})
-        init = next((m for m in members if m["name"] == "__init__"), None)
-        out.append({**klass, "constructor": init["signature"] if init else "(self)", "members": members})
+        # Python's __init__ (or the implicit `(self)`); Java's constructors, overloads joined by "; "
+        made = [m["signature"] for m in members if m["kind"] == "constructor" or m["name"] == "__init__"]
+        out.append({**klass, "constructor": "; ".join(made) if made else "(self)", "members": members})
     return _with_import_lines(con, out)
 
 

@@ -1,0 +1,89 @@
+"""Java indexing speed: a full index against tree-sitter-java parsing alone, side by side, and a
+one-file update.
+
+    python -m benchmarks.java_speed --projects benchmarks/data/javac_projects.json [--rounds 3]
+        [--out benchmarks/results/java_speed.json]
+
+Per project (the javac benchmark's projects file: source jars from Maven Central, unpacked as a
+Maven checkout), each round times, back to back in one process: tree-sitter-java parsing alone of
+every .java file (one core), a full `codegraph index --no-embed` without a library layer (both
+cores), and an update after one method is added to one mid-sized class (the file is put back and
+the graph brought back before the next round, untimed). Wall seconds, medians; the machine is
+noisy, so the ratio of the two in one round is the figure to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.javac_callgraph import jar, unpack_sources
+from codegraph.indexer import index_repository
+from codegraph.languages.java.extract import _PARSER
+
+
+def parse_only(files: list[Path]) -> float:
+    blobs = [f.read_bytes() for f in files]
+    started = time.perf_counter()
+    for blob in blobs:
+        _PARSER.parse(blob)
+    return time.perf_counter() - started
+
+
+def _edited(path: Path) -> str:
+    """The file with a method added before its class's last brace."""
+    text = path.read_text(encoding="utf-8")
+    at = text.rstrip().rfind("}")
+    return text[:at] + "\n    public int codegraphBenchmarkAdded(int x) { return x + 1; }\n" + text[at:]
+
+
+def measure(name: str, spec: dict, scratch: Path, rounds: int) -> dict:
+    root = scratch / name
+    tree = unpack_sources(jar(spec["sources"], scratch, "sources"), root)
+    files = sorted(tree.rglob("*.java"))
+    sizes = sorted(files, key=lambda f: f.stat().st_size)
+    target = sizes[len(sizes) // 2]  # a mid-sized class
+    original = target.read_text(encoding="utf-8")
+    db = scratch / f"{name}.duckdb"
+    samples: dict[str, list[float]] = {"parse_only_s": [], "index_s": [], "one_file_update_s": []}
+    for _ in range(rounds):
+        samples["parse_only_s"].append(parse_only(files))
+        started = time.perf_counter()
+        index_repository(root, db, embed=False, libraries=False, full=True)
+        samples["index_s"].append(time.perf_counter() - started)
+        target.write_text(_edited(target), encoding="utf-8")
+        started = time.perf_counter()
+        index_repository(root, db, embed=False, libraries=False)
+        samples["one_file_update_s"].append(time.perf_counter() - started)
+        target.write_text(original, encoding="utf-8")
+        index_repository(root, db, embed=False, libraries=False)
+    medians = {k: round(statistics.median(v), 3) for k, v in samples.items()}
+    ratios = [i / p for i, p in zip(samples["index_s"], samples["parse_only_s"])]
+    return {"sources": spec["sources"], "files": len(files), "lines": sum(f.read_bytes().count(b"\n") for f in files),
+            "edited": str(target.relative_to(root)), **medians,
+            "ratio_index_to_parse_only": round(statistics.median(ratios), 2), "samples": samples}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--projects", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default="benchmarks/results/java_speed.json")
+    args = parser.parse_args(argv)
+    projects = json.loads(args.projects.read_text())
+    results: dict = {"measured": time.strftime("%Y-%m-%d"), "command": "python -m benchmarks.java_speed "
+                     f"--projects {args.projects} --rounds {args.rounds}", "projects": {}}
+    with tempfile.TemporaryDirectory(prefix="codegraph-java-speed-") as tmp:
+        for name, spec in projects.items():
+            results["projects"][name] = measure(name, spec, Path(tmp), args.rounds)
+            print(name, {k: v for k, v in results["projects"][name].items() if k != "samples"}, flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
