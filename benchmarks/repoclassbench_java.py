@@ -156,15 +156,20 @@ def maven_root(root: Path) -> Path | None:
 
 
 def surefire(root: Path) -> dict[str, dict]:
-    """Test class -> {tests, failures, errors, skipped} from every surefire report under root."""
-    out = {}
+    """Test class (simple name) -> {tests, failures, errors, skipped}, from every surefire report
+    under root, by each test case's class (a TestNG run reports one suite for all its classes)."""
+    out: dict[str, dict] = {}
     for report in root.rglob("surefire-reports/TEST-*.xml"):
         try:
             suite = ET.parse(report).getroot()
         except ET.ParseError:
             continue
-        name = suite.get("name", "").rpartition(".")[2]
-        out[name] = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+        for case in suite.iter("testcase"):
+            name = (case.get("classname") or suite.get("name") or "").rpartition(".")[2]
+            counts = out.setdefault(name, {"tests": 0, "failures": 0, "errors": 0, "skipped": 0})
+            counts["tests"] += 1
+            for kind, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+                counts[key] += case.find(kind) is not None
     return out
 
 

@@ -12,6 +12,7 @@ import pytest
 from benchmarks import retrieval_bench
 from benchmarks.dynamic_callgraph import MISS_KINDS, miss_kinds, sample_edges
 from benchmarks.javac_callgraph import oracle_edges, static_edges
+from benchmarks.repoclassbench_java import blob_hash, checkout, locate, surefire
 from benchmarks.metrics import dependency_invocation_rate, pass_at_k, reference_dependencies, summarise
 from benchmarks.runner import ResultStore, run_all, shard
 from codegraph.indexer import index_repository
@@ -353,3 +354,47 @@ def test_the_javac_oracle_records_what_the_compiler_attributes_and_the_graph_agr
     db = tmp_path / "g.duckdb"
     index_repository(tmp_path / "proj", db, embed=False, libraries=False)
     assert static_edges(db) == truth
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_repoclassbench_java_finds_the_commit_by_the_ground_truths_blob(tmp_path):
+    """The newest commit holding the ground truth at its path and the test file: not the commit
+    that introduced the class (no test yet), not the one that changed it since."""
+    repo = tmp_path / "r"
+    (repo / "src").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    truth = "class Foo {}\n"
+    (repo / "src" / "Foo.java").write_text(truth)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "one")
+    (repo / "src" / "FooTest.java").write_text("class FooTest {}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "two")
+    wanted = _git(repo, "rev-parse", "HEAD")
+    (repo / "src" / "Foo.java").write_text("class Foo { int x; }\n")
+    _git(repo, "commit", "-qam", "three")
+    (tmp_path / "truth.java").write_text(truth)
+    assert blob_hash(truth) == _git(repo, "hash-object", str(tmp_path / "truth.java"))
+    task = {"task_id": 7, "repo": "r", "file": "src/Foo.java", "test_file": "src/FooTest.java", "truth": truth}
+    assert locate([task], {"r": str(repo / ".git")}) == {7: wanted}
+    assert locate([{**task, "truth": "class Other {}\n"}], {"r": str(repo / ".git")}) == {7: None}
+    out = tmp_path / "out"
+    assert checkout(str(repo / ".git"), wanted, out) == []
+    assert (out / "src" / "Foo.java").read_text() == truth and (out / "src" / "FooTest.java").exists()
+
+
+def test_repoclassbench_java_reads_surefire_reports_by_test_class(tmp_path):
+    """A TestNG run reports one suite for all its classes: each test case counts for its class."""
+    reports = tmp_path / "m" / "target" / "surefire-reports"
+    reports.mkdir(parents=True)
+    (reports / "TEST-TestSuite.xml").write_text(
+        '<testsuite name="TestSuite" tests="3"><testcase classname="a.b.FooTest" name="x"/>'
+        '<testcase classname="a.b.FooTest" name="y"><failure message="no"/></testcase>'
+        '<testcase classname="a.b.BarTest" name="z"/></testsuite>')
+    found = surefire(tmp_path)
+    assert found["FooTest"] == {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}
+    assert found["BarTest"]["tests"] == 1 and found["BarTest"]["failures"] == 0

@@ -276,3 +276,19 @@ def test_the_rrr_class_info_of_a_java_class_gives_its_constructors_and_import(ja
     assert money["constructor"] == "()"  # the default constructor (JLS 8.8.9), not Python's (self)
     assert money["import_line"] == "import com.ex.util.Money;"
     assert {m["name"] for m in money["members"]} >= {"format", "CENTS"}
+
+
+def test_a_java_class_tasks_context_names_the_classes_it_needs_with_their_imports(java_repo):
+    """Writing a whole class: the classes the description names are shown themselves, with the
+    import a file of another package writes; a Java file's module and its class share a name, and
+    the class is the target (its own rows stay out)."""
+    from codegraph.retrieval.task_context import task_context
+
+    found = task_context(java_repo / "graph.duckdb", "Small extends Base and prices its size with Money.",
+                         "src/main/java/com/ex/Small.java", "Small", budget_tokens=2000)
+    items = {i.qualname: i for i in found.items}
+    assert found.target == "com.ex.Small"
+    assert "com.ex.Base" in items and "com.ex.util.Money" in items
+    assert items["com.ex.util.Money"].import_line == "import com.ex.util.Money;"
+    assert not any(q.startswith("com.ex.Small.") for q in items)
+    assert "static String format(int cents)" in found.text

@@ -38,6 +38,8 @@ def card(row: dict, with_source: bool = True, language: Language | None = None) 
     name = row.get("name") or (row.get("qualname") or "").rpartition(".")[2]
     if kind == "import":
         head = f"{name} = {row.get('qualname')}  (re-exported)"
+    elif kind == "module":
+        head = f"module {row.get('qualname')}"
     else:
         head = language_of(row.get("path"), language).declaration(
             kind, name, row.get("signature"), None, row.get("value"), row.get("qualname"))

@@ -103,7 +103,9 @@ class TaskContextBuilder:
         target = self.language.qualname(module, symbol)
         owner = self.language.qualname(module, symbol.rpartition('.')[0]) if "." in symbol else None
         if owner is None:  # a method named without its class? a class itself?
-            found = self.con.execute("SELECT kind, class_qualname FROM symbols WHERE qualname = $q", {"q": target}).fetchone()
+            # not the module: a Java file's module and its class share a name
+            found = self.con.execute("SELECT kind, class_qualname FROM symbols WHERE qualname = $q AND kind <> 'module'",
+                                     {"q": target}).fetchone()
             if found and found[0] == "class":
                 owner = target
         return module, target, owner
@@ -122,7 +124,8 @@ class TaskContextBuilder:
         for qualname, kind, name, signature, annotation, doc, defined_in in rows:
             own = defined_in == owner
             reason = _OWN_MEMBER if own else f"inherited from {defined_in}"
-            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature, annotation),
+            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature, annotation,
+                                                                                qualname=qualname),
                                       _member_score(kind, name, annotation, own), [reason], _first_line(doc)))
         return section
 
@@ -155,7 +158,8 @@ class TaskContextBuilder:
                 ORDER BY start_line""", {"m": module, "t": target, "o": owner}):
             nearness = math.exp(-abs((line or 0) - near_line) / 80) if near_line else 0.0
             base = 0.5 if kind in ("class", "function") else 0.45
-            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature), base + 0.25 * nearness,
+            section.items.append(Item(qualname, kind, self.language.declaration(kind, name, signature, qualname=qualname),
+                                      base + 0.25 * nearness,
                                       [_DEFINED + (" near the target" if nearness > 0.5 else "")],
                                       _first_line(doc)))
         return section
@@ -172,11 +176,12 @@ class TaskContextBuilder:
                 WHERE i.module = $m AND i.scope_qualname = $m AND NOT i.is_star
                   AND s.kind IN ('class', 'function') AND NOT starts_with(s.name, '_')
                 ORDER BY i.line, s.start_line""", {"m": module}):
-            section.items.append(Item(qualname, kind, f"in {bound}: {self.language.declaration(kind, name, signature)}", 0.5,
+            section.items.append(Item(qualname, kind, f"in {bound}: {self.language.declaration(kind, name, signature, qualname=qualname)}", 0.5,
                                       [_IN_IMPORTED_MODULE], _first_line(doc)))
         return section
 
-    def named_types_section(self, module: str, signature: str, description: str, skip: set[str]) -> Section:
+    def named_types_section(self, module: str, signature: str, description: str, skip: set[str],
+                            whole_class: bool = False) -> Section:
         """Project classes the signature or the description names (`cart: Cart`): their public
         members, as RRR's get_class_info gives them; a class the signature names (a parameter's
         type, the return type) is more likely used than one the description mentions."""
@@ -195,7 +200,9 @@ class TaskContextBuilder:
                 continue
             head = self.con.execute("SELECT kind, name, module, docstring FROM classes WHERE qualname = $c",
                                     {"c": qualname}).fetchone()
-            if head is not None:  # the class itself: code that names it needs its import
+            if head is not None and whole_class:
+                # a whole class being written names the types it extends, holds and takes: the
+                # class itself, with its import (a function written into a module has its imports)
                 kind, name, where, doc = head
                 section.items.append(Item(
                     qualname, kind, self.language.declaration(kind, name, None), 0.8 if word in typed else 0.65,
@@ -206,7 +213,7 @@ class TaskContextBuilder:
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):
                 score = (0.75 if word in typed else 0.6) - (0.0 if kind in CALLABLE_KINDS else 0.15)
-                section.items.append(Item(q, kind, f"in {word}: {self.language.declaration(kind, name, signature, annotation)}", score,
+                section.items.append(Item(q, kind, f"in {word}: {self.language.declaration(kind, name, signature, annotation, qualname=q)}", score,
                                           [f"member of {word}, which the task names"], _first_line(doc)))
         return section
 
@@ -216,7 +223,7 @@ class TaskContextBuilder:
         except CodegraphError:
             return []
         top = max((h["score"] for h in hits), default=1.0) or 1.0
-        return [Item(h["qualname"], h["kind"], self.language.declaration(h["kind"], h["qualname"].rpartition(".")[2], h["signature"]),
+        return [Item(h["qualname"], h["kind"], self.language.declaration(h["kind"], h["name"], h["signature"], qualname=h["qualname"]),
                      0.8 * h["score"] / top, [f"answers the description ({h['why']})"], h.get("docstring"))
                 for h in hits]
 
@@ -299,7 +306,7 @@ class TaskContextBuilder:
                 continue
             _, kind, name, signature, doc, cls, module = row
             importable = cls is None and kind in ("class", "function", "variable")
-            out.append(Item(qualname, kind, self.language.declaration(kind, name, signature), score, [reason], _first_line(doc),
+            out.append(Item(qualname, kind, self.language.declaration(kind, name, signature, qualname=qualname), score, [reason], _first_line(doc),
                             self.language.import_statement(module, name) if importable else None))
         return out
 
@@ -319,7 +326,8 @@ class TaskContextBuilder:
         if owner and owner != target:
             sections.append(self.class_section(owner, target))
         sections.append(self.module_section(module, target, owner, line[0] if line else None))
-        sections.append(self.named_types_section(module, signature or "", description, {owner or ""}))
+        sections.append(self.named_types_section(module, signature or "", description, {owner or ""},
+                                                 whole_class=owner == target))
         sections.append(self.imported_modules_section(module))
         elsewhere = Section("Elsewhere in the project")
         sections.append(elsewhere)

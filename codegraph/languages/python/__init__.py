@@ -58,7 +58,7 @@ class Python(Language):
             prefix = {"property": "@property ", "classmethod": "@classmethod ", "staticmethod": "@staticmethod "}.get(kind, "")
             return f"{prefix}def {name}{signature or '(...)'}"
         if kind == "module":
-            return f"module {qualname or name}"
+            return f"module {name}"
         head = f"{name}: {annotation}" if annotation else f"{name}{signature if signature and signature.startswith(':') else ''}"
         return f"{head} = {value}" if value else head
 
