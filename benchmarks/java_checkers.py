@@ -24,9 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.java_mistakes import KINDS, Cases
-from benchmarks.javac_callgraph import jar, unpack_sources
-from codegraph.indexer import index_repository
+from benchmarks.java_mistakes import KINDS, Cases, indexed_project
+from benchmarks.javac_callgraph import jar
 from codegraph.languages import language
 from codegraph.languages.java.check import source_roots
 from codegraph.retrieval.engine import Retriever
@@ -65,12 +64,7 @@ class Ecj:
 
 
 def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
-    root = scratch / name
-    unpack_sources(jar(spec["sources"], scratch, "sources"), root)
-    classpath = os.pathsep.join(str(jar(c, scratch)) for c in spec.get("classpath", ()))
-    os.environ["CODEGRAPH_JAVA_CLASSPATH"] = classpath
-    db = scratch / f"{name}.duckdb"
-    index_repository(root, db, embed=False, libraries=False, full=True)
+    root, db, classpath = indexed_project(name, spec, scratch)
     javac, ecj = language("java").checker(), Ecj(scratch)
     rows: list[dict] = []
     try:

@@ -180,13 +180,20 @@ class Cases:
         return getattr(self, kind.replace("-", "_"))()
 
 
-def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
+def indexed_project(name: str, spec: dict, scratch: Path) -> tuple[Path, Path, str]:
+    """(checkout, graph, classpath) of a projects file's entry: its source jar unpacked as a Maven
+    checkout, indexed, its jars the checker's classpath (CODEGRAPH_JAVA_CLASSPATH)."""
     root = scratch / name
     unpack_sources(jar(spec["sources"], scratch, "sources"), root)
     classpath = os.pathsep.join(str(jar(c, scratch)) for c in spec.get("classpath", ()))
     os.environ["CODEGRAPH_JAVA_CLASSPATH"] = classpath
     db = scratch / f"{name}.duckdb"
     index_repository(root, db, embed=False, libraries=False, full=True)
+    return root, db, classpath
+
+
+def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
+    root, db, _ = indexed_project(name, spec, scratch)
     checker = language("java").checker()
     clean: dict[str, bool] = {}
     out: dict = {"sources": spec["sources"], "kinds": {}}
