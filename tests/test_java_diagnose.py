@@ -292,3 +292,17 @@ def test_a_java_class_tasks_context_names_the_classes_it_needs_with_their_import
     assert items["com.ex.util.Money"].import_line == "import com.ex.util.Money;"
     assert not any(q.startswith("com.ex.Small.") for q in items)
     assert "static String format(int cents)" in found.text
+
+
+def test_a_path_javacs_helper_cannot_read_is_refused_in_one_line(tmp_path):
+    from codegraph.languages.checks import CheckError
+
+    path = tmp_path / "a\tb" / "Foo.java"
+    path.parent.mkdir()
+    path.write_text("class Foo {}\n")
+    checker = language("java").checker()
+    try:
+        with pytest.raises(CheckError, match="rename it"):
+            checker.lint(path)
+    finally:
+        checker.close()

@@ -177,9 +177,10 @@ class JavacChecker(Checker):
         roots = source_roots(path, text)
         if roots[0] not in self.classpaths:
             self.classpaths[roots[0]] = maven_classpath(roots[0])
-        request = "\t".join([str(path), os.pathsep.join(map(str, roots)), self.classpaths[roots[0]]])
-        if "\n" in request:
-            raise CheckError(f"{path}: a path with a line break cannot be checked: rename it")
+        fields = [str(path), os.pathsep.join(map(str, roots)), self.classpaths[roots[0]]]
+        if any("\n" in f or "\t" in f for f in fields):  # the helper reads one request a line, fields by tabs
+            raise CheckError(f"{path}: a path with a tab or a line break cannot be checked by javac here: rename it")
+        request = "\t".join(fields)
         with self.lock:
             process = self._process()
             rows: list[dict] = []
