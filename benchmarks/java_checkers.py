@@ -14,18 +14,15 @@ name (what a rule needs to pick the query without guessing), and the warm time p
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.java_mistakes import KINDS, Cases, indexed_project
-from benchmarks.javac_callgraph import jar
+from benchmarks.javac_callgraph import jar, over_projects
 from codegraph.languages import language
 from codegraph.languages.java.check import source_roots
 from codegraph.retrieval.engine import Retriever
@@ -128,20 +125,7 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--projects", type=Path, required=True)
-    parser.add_argument("--per-kind", type=int, default=20)
-    parser.add_argument("--out", default="benchmarks/results/java_checkers.json")
-    args = parser.parse_args(argv)
-    projects = json.loads(args.projects.read_text())
-    results: dict = {"measured": time.strftime("%Y-%m-%d"), "ecj": ECJ, "command": "python -m benchmarks.java_checkers "
-                     f"--projects {args.projects} --per-kind {args.per_kind}", "projects": {}}
-    with tempfile.TemporaryDirectory(prefix="codegraph-java-checkers-") as tmp:
-        for name, spec in projects.items():
-            results["projects"][name] = measure(name, spec, Path(tmp), args.per_kind)
-            print(name, {k: v for k, v in results["projects"][name].items() if k != "samples"}, flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    over_projects("java_checkers", __doc__, measure, {"per-kind": 20}, argv, ecj=ECJ)
 
 
 if __name__ == "__main__":

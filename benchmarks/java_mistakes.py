@@ -27,19 +27,15 @@ with javac's and the retrieval's time.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
 import re
 import statistics
-import tempfile
-import time
 from pathlib import Path
 
 import duckdb
 
-from benchmarks.javac_callgraph import jar, unpack_sources
+from benchmarks.javac_callgraph import jar, over_projects, unpack_sources
 from benchmarks.mistakes import SYNONYMS
 from codegraph.indexer import index_repository
 from codegraph.languages import language
@@ -239,25 +235,17 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--projects", type=Path, required=True)
-    parser.add_argument("--per-kind", type=int, default=25)
-    parser.add_argument("--out", default="benchmarks/results/java_mistakes.json")
-    args = parser.parse_args(argv)
-    projects = json.loads(args.projects.read_text())
-    results: dict = {"measured": time.strftime("%Y-%m-%d"), "command": "python -m benchmarks.java_mistakes "
-                     f"--projects {args.projects} --per-kind {args.per_kind}", "projects": {}}
-    with tempfile.TemporaryDirectory(prefix="codegraph-java-mistakes-") as tmp:
-        for name, spec in projects.items():
-            results["projects"][name] = measure(name, spec, Path(tmp), args.per_kind)
-    reported = sum(k["reported"] for p in results["projects"].values() for k in p["kinds"].values())
-    fixed = sum(k["fix_in_cards"] for p in results["projects"].values() for k in p["kinds"].values())
+def pooled(results: dict) -> None:
+    """All projects' and kinds' cases together."""
+    kinds = [k for p in results["projects"].values() for k in p["kinds"].values()]
+    reported, fixed = sum(k["reported"] for k in kinds), sum(k["fix_in_cards"] for k in kinds)
     results["pooled"] = {"reported": reported, "fix_in_cards": fixed,
                          "share": round(fixed / reported, 4) if reported else None}
     print("pooled", results["pooled"])
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    over_projects("java_mistakes", __doc__, measure, {"per-kind": 25}, argv, finish=pooled)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,11 @@ noisy, so the ratio of the two in one round is the figure to read.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.javac_callgraph import jar, unpack_sources
+from benchmarks.javac_callgraph import jar, over_projects, unpack_sources
 from codegraph.indexer import index_repository
 from codegraph.languages.java.extract import _PARSER
 
@@ -69,20 +66,7 @@ def measure(name: str, spec: dict, scratch: Path, rounds: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--projects", type=Path, required=True)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default="benchmarks/results/java_speed.json")
-    args = parser.parse_args(argv)
-    projects = json.loads(args.projects.read_text())
-    results: dict = {"measured": time.strftime("%Y-%m-%d"), "command": "python -m benchmarks.java_speed "
-                     f"--projects {args.projects} --rounds {args.rounds}", "projects": {}}
-    with tempfile.TemporaryDirectory(prefix="codegraph-java-speed-") as tmp:
-        for name, spec in projects.items():
-            results["projects"][name] = measure(name, spec, Path(tmp), args.rounds)
-            print(name, {k: v for k, v in results["projects"][name].items() if k != "samples"}, flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    over_projects("java_speed", __doc__, measure, {"rounds": 3}, argv)
 
 
 if __name__ == "__main__":

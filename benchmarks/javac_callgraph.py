@@ -116,6 +116,36 @@ def measure(name: str, spec: dict, scratch: Path) -> dict:
             "extra_sample": sorted(rng.sample(sorted(static - truth), min(40, len(static - truth))))}
 
 
+def over_projects(module: str, doc: str, measure, options: dict[str, int], argv: list[str] | None = None,
+                  finish=None, **extra) -> dict:
+    """The main of a benchmark over a projects file (name -> {sources, classpath}): its command
+    line (--projects, --out and the integer `options` with their defaults), measure(name, spec,
+    scratch, *options) per project in one scratch folder, finish(results) for what spans them,
+    the results written to --out (default benchmarks/results/<module>.json) and returned.
+    `extra`: fields the results file also holds."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--projects", type=Path, required=True,
+                        help="JSON: name -> {sources: group:artifact:version, classpath: [...]}")
+    for option, default in options.items():
+        parser.add_argument(f"--{option}", type=int, default=default)
+    parser.add_argument("--out", type=Path, default=Path(f"benchmarks/results/{module}.json"))
+    args = parser.parse_args(argv)
+    values = [getattr(args, option.replace("-", "_")) for option in options]
+    command = " ".join([f"python -m benchmarks.{module} --projects {args.projects}",
+                        *(f"--{option} {value}" for option, value in zip(options, values))])
+    results: dict = {"measured": time.strftime("%Y-%m-%d"), "command": command, **extra, "projects": {}}
+    with tempfile.TemporaryDirectory(prefix=f"codegraph-{module}-") as tmp:
+        for name, spec in json.loads(args.projects.read_text()).items():
+            results["projects"][name] = measure(name, spec, Path(tmp), *values)
+            print(name, {k: v for k, v in results["projects"][name].items() if k not in ("samples", "kinds")},
+                  flush=True)
+    if finish is not None:
+        finish(results)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    return results
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--projects", type=Path, required=True,

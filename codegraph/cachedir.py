@@ -16,3 +16,15 @@ def cache_folder() -> Path | None:
         return Path(setting)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "codegraph"
+
+
+def write_cached(path: Path, text: str) -> None:
+    """Write a cache file whole, then rename it in: a reader never meets half a file. A cache that
+    cannot be written (a read-only home) is left out: the work is done again next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass

@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Iterable
 
-from ...cachedir import cache_folder
+from ...cachedir import cache_folder, write_cached
 from ..checks import Checker, CheckError, CheckTimeout, Diagnostic
 
 _HELPER = Path(__file__).with_name("JavacCheck.java")
@@ -96,13 +96,7 @@ def maven_classpath(folder: Path) -> str:
             return ""
         classpath = out.read_text(encoding="utf-8").strip()
     if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_name(f"{cached.name}.{os.getpid()}")
-            partial.write_text(classpath, encoding="utf-8")
-            os.replace(partial, cached)
-        except OSError:
-            pass
+        write_cached(cached, classpath)
     return classpath
 
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...cachedir import cache_folder
+from ...cachedir import cache_folder, write_cached
 
 _LISTER = Path(__file__).with_name("JdkTypes.java")
 MODULES = ("java.base",)
@@ -72,11 +72,5 @@ def jdk_types() -> JdkTypes | None:
     if done.returncode != 0 or not done.stdout:
         return None
     if cached is not None:
-        try:  # written whole, then renamed: a reader never meets half a file
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_name(f"{cached.name}.{os.getpid()}")
-            partial.write_text(done.stdout, encoding="utf-8")
-            os.replace(partial, cached)
-        except OSError:
-            pass  # a read-only home: listed again next time
+        write_cached(cached, done.stdout)
     return JdkTypes.parse(done.stdout)
