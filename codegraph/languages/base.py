@@ -60,6 +60,18 @@ class Spliced:
     import_lines: tuple[int, ...] = ()  # imports the candidate brought, added to the file's imports
 
 
+@dataclass
+class TestPlan:
+    """How a language runs a task's tests behind refine's fence: the command, and what the fence
+    must give it beyond the run's own folder."""
+
+    argv: list[str]
+    roots: list[Path] = field(default_factory=list)  # where the tests import the project from (PYTHONPATH)
+    env: dict[str, str] = field(default_factory=dict)  # the fence's own variables for this tool
+    read_only: tuple[str, ...] = ()  # folders under the home folder the tests read (the sandbox hides the rest)
+    noise: str | None = None  # a regular expression of output lines the model need not read
+
+
 class Unsupported(CodegraphError):
     """The language cannot do this yet."""
 
@@ -107,6 +119,7 @@ class Language(ABC):
     """One programming language. Subclasses register themselves with @register."""
 
     name: ClassVar[str]
+    title: ClassVar[str] = ""  # as prose and prompts write it (Python); default: the name capitalized
     suffixes: ClassVar[tuple[str, ...]]  # the files it reads, by how their names end
     # files that make a folder part of the module path even where the walk would leave it out
     # (build/, dist/): Python's __init__.py
@@ -181,6 +194,20 @@ class Language(ABC):
     def import_insert_line(self, text: str) -> int:
         """0-based line where an import goes in `text`."""
         raise Unsupported(f"refine cannot place {self.name} imports yet")
+
+    def check_tests(self, repo: Path, tests: list[str]) -> None:
+        """Raise Unsupported, with what to give instead, when `tests` cannot be run as this
+        language runs tests (asked before the first model call)."""
+
+    def test_plan(self, repo: Path, tests: list[str], run_dir: Path, python: str, memory_mb: int) -> TestPlan:
+        """The fenced command that runs `tests` (confined paths) in `repo`, a copy made for one run
+        inside `run_dir`."""
+        raise Unsupported(f"refine cannot run {self.name} tests yet")
+
+    def prepare_tests(self, repo: Path, tests: list[str], timeout_s: float) -> str | None:
+        """Outside the fence, before a fenced run, in a copy of the candidate: fetch what the
+        tests' tools need from the network the fence does not have. None when ready, else why not."""
+        return None
 
     # -- diagnostics: the checker, how to read its messages, the rule table ----------------------
     checker_name: ClassVar[str] = ""  # what checks its code (pylint)
@@ -335,6 +362,8 @@ _BY_SUFFIX: dict[str, Language] = {}
 def register(cls: L) -> L:
     """Class decorator: make the language known by its name and suffixes (a later registration of
     the same name replaces the earlier one)."""
+    if not cls.title:
+        cls.title = cls.name.capitalize()
     language = cls()
     old = _BY_NAME.pop(language.name, None)
     if old is not None:

@@ -41,6 +41,8 @@ from .task import Task, confine_env, confine_target, confine_tests
 
 MAX_ANSWER_BYTES = 200_000
 LINT_SECONDS = 60.0
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colours and cursor moves: the model reads plain text
+PREPARE_SECONDS = 900.0  # fetching a build's plugins the first time: Maven downloads from its repositories
 # What each mode uses: (context for the description, lint feedback, SQL retrieval per error,
 # retrieval with the last generation, test feedback, iterate at all)
 MODE_SWITCHES = {
@@ -54,7 +56,7 @@ MODE_SWITCHES = {
                 class_tools=True, task_context=True),
 }
 
-SYSTEM = ("You write Python code inside an existing repository. Answer with one ```python block that "
+SYSTEM = ("You write {language} code inside an existing repository. Answer with one ```{fence} block that "
           "holds the complete definition of `{symbol}`, preceded by any import lines it needs. Use the "
           "project's real names, signatures and imports shown to you. No explanations.")
 
@@ -127,6 +129,8 @@ class Refiner:
         task.target_file = confine_target(task.repo, task.target_file)
         self.language = for_file(task.target_file.rpartition("/")[2])  # confine_target refuses a file of none
         task.tests = confine_tests(task.repo, task.tests)
+        if task.tests:
+            self.language.check_tests(task.repo, task.tests)
         confine_env(task.repo, task.env, task.pass_env)
         self.model = model or OfflineRepairer()
         self.switches = MODE_SWITCHES[task.mode]
@@ -153,6 +157,7 @@ class Refiner:
             raise
         self.prompt_tokens = self.completion_tokens = 0
         self._runs = 0
+        self._tests_prepared, self._preparing_failed = False, None
 
     def _database(self, db_path) -> Path:
         if db_path:
@@ -244,10 +249,11 @@ class Refiner:
         if context:
             user += ["", "Relevant project code:", context]
         if previous:
-            user += ["", "Your previous attempt:", "```python", previous.rstrip(), "```"]
+            user += ["", "Your previous attempt:", f"```{self.language.name}", previous.rstrip(), "```"]
         if feedback:
             user += ["", "Problems found:", feedback]
-        messages = [{"role": "system", "content": SYSTEM.format(symbol=self.task.symbol)},
+        system = SYSTEM.format(language=self.language.title, fence=self.language.name, symbol=self.task.symbol)
+        messages = [{"role": "system", "content": system},
                     {"role": "user", "content": "\n".join(user)}]
         started = time.perf_counter()
         try:
@@ -264,7 +270,10 @@ class Refiner:
             return None, (f"Your answer was {size // 1000} kB, over the {MAX_ANSWER_BYTES // 1000} kB limit: "
                           f"answer with only the definition of `{self.task.symbol}` and its imports.")
         code = self.language.code_from_answer(completion.text, self.task.symbol)
-        return code, None if code else "The answer held no Python code block defining the symbol."
+        return code, None if code else self._no_code()
+
+    def _no_code(self) -> str:
+        return f"The answer held no {self.language.title} code block defining the symbol."
 
     def _candidate_code(self, text: str, import_lines: list[str]) -> str:
         body = self.language.definition_of(text, self.task.symbol)
@@ -272,28 +281,48 @@ class Refiner:
 
     def _run_tests(self) -> TestRun:
         """The tests, fenced, in a copy of the scratch copy made for this run and removed after it:
-        nothing the tests leave behind (a link where the target was, a replaced file) is read back."""
+        nothing the tests leave behind (a link where the target was, a replaced file) is read back.
+        Until the language has what its tests' tools fetch (the fence has no network), it prepares
+        them first, outside the fence, in a copy of its own."""
         self._runs += 1
+        if not self._tests_prepared:
+            self._prepare_tests()
         run_dir = self.scratch / f"run-{self._runs}"
         try:
             repo = run_copy(self.root, run_dir)
-            roots = [repo / "src"] if (repo / "src").is_dir() else []  # src layouts import from src/
             python = self.task.python or sys.executable
+            plan = self.language.test_plan(repo, self.task.tests, run_dir, python, self.task.limits.test_memory_mb)
             variables = dict(self.task.env)
             path = [str(repo / entry) for entry in variables.pop("PATH", "").split(os.pathsep) if entry]
-            env = fence_environment(run_dir, [*roots, repo], python, variables, self.task.pass_env, path)
-            cmd = [python, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *self.task.tests]
+            env = fence_environment(run_dir, plan.roots, plan.argv[0], {**variables, **plan.env},
+                                    self.task.pass_env, path)
             timeout = min(self.task.limits.test_seconds, self._remaining())
-            run = run_fenced(cmd, cwd=repo, run_dir=run_dir, env=env, timeout_s=timeout,
+            run = run_fenced(plan.argv, cwd=repo, run_dir=run_dir, env=env, timeout_s=timeout,
                              memory_mb=self.task.limits.test_memory_mb, disk_mb=self.task.limits.test_disk_mb,
-                             level=self.isolation or "rlimits")
+                             level=self.isolation or "rlimits", read_only=plan.read_only)
         finally:
             remove_tree(run_dir)
-        output = run.output.strip().splitlines()
+        output = [line for line in _ANSI.sub("", run.output).strip().splitlines()
+                  if not (plan.noise and re.match(plan.noise, line))]
         if run.timed_out:
             output.append(f"tests did not finish within {timeout:g} s")
+        if self._preparing_failed:
+            output.append(f"codegraph: {self._preparing_failed}")
         return TestRun(run.returncode == 0 and not run.timed_out, run.returncode, run.seconds,
                        "\n".join(output[-60:]), run.level, run.peak_memory_mb, run.stopped_by)
+
+    def _prepare_tests(self) -> None:
+        prepare_dir = self.scratch / f"prepare-{self._runs}"
+        try:
+            repo = run_copy(self.root, prepare_dir)
+            problem = self.language.prepare_tests(repo, self.task.tests, min(PREPARE_SECONDS, self._remaining()))
+        finally:
+            remove_tree(prepare_dir)
+        self._tests_prepared = problem is None
+        self._preparing_failed = problem
+        if problem:
+            self.notes.append(problem)
+            self.log(problem)
 
     def _lint(self, spliced) -> list:
         timeout = min(LINT_SECONDS, self._remaining())
@@ -349,7 +378,7 @@ class Refiner:
             if it not in iterations:
                 iterations.append(it)
             if not code.strip():
-                feedback = feedback or "The answer held no Python code block defining the symbol."
+                feedback = feedback or self._no_code()
                 stop = "no code"
             else:
                 try:

@@ -186,13 +186,16 @@ def _hidden_home() -> str | None:
     return home if home not in ("/", "") and os.path.isdir(home) else None
 
 
-def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], shm_bytes: int) -> list[str]:
+def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], shm_bytes: int,
+                read_only: tuple[str, ...] = ()) -> list[str]:
     args = [trusted_tool("bwrap"), *_bwrap_base(shm_bytes)]
     home = _hidden_home()
     if home:
         args += ["--tmpfs", home]
-        for folder in interpreter_folders(cmd[0]):
-            # never the home folder itself or what holds it: only an interpreter's own folders
+        shown = [*interpreter_folders(cmd[0]), *(os.path.realpath(f) for f in read_only if os.path.isdir(f))]
+        for folder in dict.fromkeys(shown):
+            # never the home folder itself or what holds it: only an interpreter's own folders, and
+            # those the tests' tool reads (Maven's local repository)
             if folder.startswith(home + os.sep) and folder != home:
                 args += ["--ro-bind", folder, folder]
     args += ["--bind", str(run_dir), str(run_dir), "--chdir", str(cwd), "--clearenv"]
@@ -202,11 +205,12 @@ def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], s
 
 
 def fenced_argv(level: str, cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str],
-                shm_bytes: int) -> tuple[list[str], dict[str, str]]:
+                shm_bytes: int, read_only: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     """(argv, the environment the launcher execs it with): the wrappers get none, the task's
-    variables are set at the innermost exec."""
+    variables are set at the innermost exec. `read_only`: folders under the home folder the
+    sandbox shows, read-only."""
     if level == "sandbox":
-        return _bwrap_argv(cmd, run_dir, cwd, env, shm_bytes), {}
+        return _bwrap_argv(cmd, run_dir, cwd, env, shm_bytes, read_only), {}
     if level == "no-network":
         env_tool = trusted_tool("env")
         if env_tool is None:
@@ -233,13 +237,15 @@ class _Tail:
 
 
 def run_fenced(cmd: list[str], *, cwd: Path, run_dir: Path, env: dict[str, str], timeout_s: float,
-               memory_mb: int = 4096, disk_mb: int = 2048, level: str = "rlimits") -> Fenced:
+               memory_mb: int = 4096, disk_mb: int = 2048, level: str = "rlimits",
+               read_only: tuple[str, ...] = ()) -> Fenced:
     """Run `cmd` at `level`, from the launcher, and bring back its output's tail. `run_dir` is the
     only folder the command may write to (at the sandbox level) and whose size is limited."""
     if not sys.platform.startswith("linux"):
         raise IsolationError("running tests behind a fence needs Linux")
     memory = memory_mb << 20
-    argv, exec_env = fenced_argv(level, cmd, run_dir, cwd, env, shm_bytes=max(16 << 20, memory // 4))
+    argv, exec_env = fenced_argv(level, cmd, run_dir, cwd, env, shm_bytes=max(16 << 20, memory // 4),
+                                 read_only=read_only)
     spec = {"argv": argv, "env": exec_env, "cwd": str(cwd), "memory_bytes": memory, "disk_bytes": disk_mb << 20,
             "watch": str(run_dir), "processes": EXTRA_PROCESSES, "drop_privileges": level == "rlimits",
             "cgroup": USE_CGROUP,

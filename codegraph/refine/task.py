@@ -42,13 +42,15 @@ TASK_SCHEMA = {
         "description": {"type": "string", "minLength": 1,
                         "description": "What the code must do, in natural language."},
         "tests": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-                  "description": "pytest paths or node ids inside the repository that must pass; "
-                                 "options (anything starting with `-`) and argument files (`@file`) are refused."},
+                  "description": "Tests inside the repository that must pass. Python: pytest paths or node ids. "
+                                 "Java: test files (`src/test/java/a/FooTest.java`, or `...FooTest.java::method`) "
+                                 "of one Maven module, run by Maven offline behind the fence. Options (anything "
+                                 "starting with `-`) and argument files (`@file`) are refused."},
         "starting_code": {"type": ["string", "null"], "default": None,
                           "description": "A first candidate (e.g. a model's earlier answer); the loop starts "
                                          "by checking it instead of generating one."},
         "python": {"type": ["string", "null"], "default": None,
-                   "description": "The interpreter that runs the tests (a project's own virtualenv); "
+                   "description": "The interpreter that runs a Python task's tests (a project's own virtualenv); "
                                   "default: the one running codegraph."},
         "mode": {"enum": list(MODES), "default": "cocogen",
                  "description": "Which paper's loop to run (see docs/refine.md)."},
@@ -197,6 +199,7 @@ def confine_tests(repo: Path, tests: list[str]) -> list[str]:
 # Variables a task may not set for its tests: the fence's own, and those that change how programs
 # and pytest start (options through PYTEST_ADDOPTS would pass the filter on `tests`).
 _FENCE_VARIABLES = {"HOME", "TMPDIR", "TMP", "TEMP", "PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
+                    "JAVA_TOOL_OPTIONS",
                     "GCONV_PATH", "GLIBC_TUNABLES", "BASH_ENV", "ENV", "SHELLOPTS", "PS4", "IFS"}
 _HARMLESS_PYTHON = {"PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONFAULTHANDLER",
                     "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG", "PYTHONDONTWRITEBYTECODE"}

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..base import FileFacts, Language, Resolution, register
+from . import maven
+from ..base import FileFacts, Language, Resolution, Spliced, TestPlan, register
 from ..checks import Checker, Diagnostic, Rule
 from .check import JavacChecker, package_of
 from .rules import CATEGORIES, LOCAL_ONLY, RULES, SYNTAX_ERRORS
@@ -45,6 +46,7 @@ def module_name(rel_path: str) -> str:
 @register
 class Java(Language):
     name = "java"
+    title = "Java"
     suffixes = (".java",)
 
     def source_folder(self, rel_dir: str) -> bool:
@@ -88,6 +90,37 @@ class Java(Language):
 
     def import_statement(self, module: str, name: str) -> str:
         return f"import {module if module.rpartition('.')[2] == name else f'{module}.{name}'};"
+
+    # -- refine: a model's answer into a file, the tests through Maven ---------------------------
+    # splice.py parses with the grammar: loaded when refine asks, as the extractor is
+    def code_from_answer(self, answer: str, symbol: str) -> str | None:
+        from .splice import code_from_answer
+
+        return code_from_answer(answer, symbol)
+
+    def splice(self, source: str, symbol: str, code: str) -> Spliced:
+        from .splice import splice
+
+        return splice(source, symbol, code)
+
+    def definition_of(self, text: str, symbol: str) -> str:
+        from .splice import definition_of
+
+        return definition_of(text, symbol)
+
+    def import_insert_line(self, text: str) -> int:
+        from .splice import import_insert_line
+
+        return import_insert_line(text)
+
+    def check_tests(self, repo: Path, tests: list[str]) -> None:
+        maven.check(repo, tests)
+
+    def test_plan(self, repo: Path, tests: list[str], run_dir: Path, python: str, memory_mb: int) -> TestPlan:
+        return maven.test_plan(repo, tests, run_dir, memory_mb)
+
+    def prepare_tests(self, repo: Path, tests: list[str], timeout_s: float) -> str | None:
+        return maven.prepare(repo, tests, timeout_s)
 
     # -- diagnostics: javac ------------------------------------------------------------------
     checker_name = "javac"

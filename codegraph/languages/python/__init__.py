@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from ...schema import CALLABLE_KINDS
-from ..base import FileFacts, Language, Resolution, register
+from ..base import FileFacts, Language, Resolution, TestPlan, register
 from ..checks import Diagnostic, Rule
 from . import extract as _extract
 from . import splice as _splice
@@ -21,6 +21,7 @@ from .rules import NOT_ABOUT_CODE, RULES
 @register
 class Python(Language):
     name = "python"
+    title = "Python"
     suffixes = (".py",)
     package_markers = frozenset({"__init__.py"})
 
@@ -76,6 +77,12 @@ class Python(Language):
 
     def import_insert_line(self, text: str) -> int:
         return _splice.import_insert_line(text)
+
+    def test_plan(self, repo: Path, tests: list[str], run_dir: Path, python: str, memory_mb: int) -> TestPlan:
+        """pytest with the task's interpreter; a src layout's code imports from src/."""
+        roots = [repo / "src"] if (repo / "src").is_dir() else []
+        return TestPlan([python, "-m", "pytest", "-q", "-x", "--no-header", "-p", "no:cacheprovider", *tests],
+                        roots=[*roots, repo])
 
     # -- diagnostics: pylint's error checkers ---------------------------------------------------
     checker_name = "pylint"
