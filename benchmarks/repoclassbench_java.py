@@ -3,6 +3,7 @@
     python -m benchmarks.repoclassbench_java locate --repos REPOS.json
     python -m benchmarks.repoclassbench_java sanity --repos REPOS.json [--setup SETUP.json] [--only REPO]
     python -m benchmarks.repoclassbench_java context --repos REPOS.json [--budget 2000] [--only REPO]
+    python -m benchmarks.repoclassbench_java refine --repos REPOS.json [--setup SETUP.json] [--per-repo N]
 
 The data file (../shared/data/repoclassbench/java_data.json, MIT) names for each of its 130 tasks a
 class to write (`file`, `class_name`), two descriptions, the test class that checks it and the
@@ -32,6 +33,12 @@ Ground truth: what the real class uses of its project (nobody here chose it): th
 methods and constructors its code calls, the classes it extends or implements, and the project
 classes its fields, parameters and return types name, read from the index of the full checkout.
 Recall: the share of those the context names (by qualname).
+
+`refine`: per task, `codegraph refine` in the task's state (the class emptied; the model's index
+without the test files, which stay in the repository for Maven) with the ground truth as its first
+candidate and no model: the answer spliced in, javac's check, the test class through Maven behind
+the fence. Ground truth: the benchmark's own class and test. A SETUP.json `maven_args` cannot go
+through a task file: such a repository's record says which were left out.
 """
 
 from __future__ import annotations
@@ -54,6 +61,9 @@ from benchmarks.context_bench import chunks_seen
 from codegraph.db import connect_readonly
 from codegraph.indexer import index_repository
 from codegraph.languages.java.check import package_of
+from codegraph.refine.loop import refine
+from codegraph.refine.offline import OfflineRepairer
+from codegraph.refine.task import task_from_dict
 from codegraph.retrieval.task_context import task_context
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "repoclassbench" / "java_data.json"
@@ -328,19 +338,77 @@ def context(tasks: list[dict], repos: dict[str, str], budget: int, scratch: Path
     return out
 
 
+def refine_truth(tasks: list[dict], repos: dict[str, str], setup: dict, scratch: Path,
+                 test_seconds: float) -> dict[int, dict]:
+    """Each task through `codegraph refine` with its ground truth as the first candidate (no model):
+    the answer spliced into the task's state, javac's check, the test class through Maven behind
+    the fence. What fails here is the pipeline's own failure on code known to be right."""
+    commits = locate(tasks, repos)
+    out: dict[int, dict] = {}
+    for task in tasks:
+        commit = commits[task["task_id"]]
+        if commit is None:
+            continue
+        root = scratch / f"r{task['task_id']}"
+        shutil.rmtree(root, ignore_errors=True)
+        checkout(repos[task["repo"]], commit, root)
+        extra = prepare(task["repo"], root, setup)
+        target = root / task["file"]
+        package = package_of(target.read_text(encoding="utf-8", errors="replace"))
+        target.write_text((f"package {package};\n\n" if package else "") + f"public class {task['class_name']} {{\n}}\n",
+                          encoding="utf-8")
+        # the model's view: an index without the test files (the tests stay in the repository to be run)
+        hidden = scratch / f"r{task['task_id']}-hidden"
+        shutil.copytree(root, hidden, symlinks=True)
+        for path in [p for p in hidden.rglob("*.java") if _TEST_PATH.search(p.relative_to(hidden).as_posix())]:
+            path.unlink()
+        db = scratch / f"r{task['task_id']}.duckdb"
+        index_repository(hidden, db, embed=False, libraries=False, full=True)
+        shutil.rmtree(hidden, ignore_errors=True)
+        job = task_from_dict({"repo": str(root), "target_file": task["file"], "symbol": task["class_name"],
+                              "description": task["description"], "tests": [task["test_file"]],
+                              "starting_code": task["truth"],
+                              "limits": {"seconds": test_seconds * 3, "test_seconds": test_seconds}})
+        started = time.perf_counter()
+        result = refine(job, OfflineRepairer(), db_path=db)
+        last = result.iterations[-1]
+        out[task["task_id"]] = {"repo": task["repo"], "commit": commit, "success": result.success,
+                                "lint_clean": result.lint_clean, "tests_passed": result.tests_passed,
+                                "stop": result.stop_reason, "isolation": result.isolation,
+                                "maven_args_left_out": extra, "seconds": round(time.perf_counter() - started, 1),
+                                "test_seconds": round(last.tests["seconds"], 1) if last.tests else None,
+                                "diagnostics": [f"{d['line']}: {d['symbol']}: {d['message'][:200]}"
+                                                for d in last.diagnostics][:10],
+                                **({} if result.success else {"notes": result.notes[-3:],
+                                                              "tests_tail": (last.tests or {}).get("output", "")[-1500:]})}
+        print(task["task_id"], task["repo"], result.success, result.stop_reason, out[task["task_id"]]["seconds"], "s",
+              flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+        for path in db.parent.glob(db.name + "*"):
+            path.unlink(missing_ok=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("locate", "sanity", "context"))
+    parser.add_argument("command", choices=("locate", "sanity", "context", "refine"))
     parser.add_argument("--repos", type=Path, required=True, help="JSON: repository name of the data -> git dir")
     parser.add_argument("--setup", type=Path, help="JSON: repository -> {maven_args, edits} (see above)")
     parser.add_argument("--only", help="one repository of the data")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--limit", type=int, help="the first N tasks only (of --only's)")
+    parser.add_argument("--per-repo", type=int, help="the first N tasks of each repository only")
+    parser.add_argument("--test-seconds", type=float, default=900, help="refine: a Maven run's limit")
     parser.add_argument("--data", type=Path, default=DATA, help="the benchmark's java_data.json")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     repos = json.loads(args.repos.read_text())
     tasks = [t for t in load_tasks(args.data) if args.only in (None, t["repo"])][:args.limit]
+    if args.per_repo:
+        by_repo: dict[str, list[dict]] = {}
+        for t in tasks:
+            by_repo.setdefault(t["repo"], []).append(t)
+        tasks = [t for group in by_repo.values() for t in group[:args.per_repo]]
     setup = json.loads(args.setup.read_text()) if args.setup else {}
     record: dict = {"measured": time.strftime("%Y-%m-%d"), "command": " ".join(
         ["python -m benchmarks.repoclassbench_java", args.command] + (["--only", args.only] if args.only else []))}
@@ -352,6 +420,11 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "sanity":
             found = sanity(tasks, repos, setup, Path(tmp))
             record |= {"tasks": len(tasks), "sane": sum(r["sane"] for r in found.values()),
+                       "tasks_by_id": {str(k): v for k, v in found.items()}}
+        elif args.command == "refine":
+            found = refine_truth(tasks, repos, setup, Path(tmp), args.test_seconds)
+            record |= {"tasks": len(found), "success": sum(r["success"] for r in found.values()),
+                       "lint_clean": sum(r["lint_clean"] for r in found.values()),
                        "tasks_by_id": {str(k): v for k, v in found.items()}}
         else:
             found = context(tasks, repos, args.budget, Path(tmp))

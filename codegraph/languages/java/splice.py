@@ -134,17 +134,27 @@ def _with_javadoc(node: Node) -> Node:
 
 
 def _split(code: str) -> tuple[list[str], list[str]]:
-    """(import lines, the rest) of an answer, its `package` line dropped."""
+    """(import lines, the rest) of an answer: what comes before its last `import` or `package`
+    declaration (a licence header, the package line) is dropped, a whole file's answer included."""
     lines = code.rstrip("\n").split("\n")
-    imports, rest, head = [], [], True
-    for line in lines:
-        if head and (_PACKAGE_LINE.match(line) or not line.strip()):
-            continue
-        if head and _IMPORT_LINE.match(line):
-            imports.append(line.strip())
-            continue
-        head = False
-        rest.append(line)
+    imports, last = [], -1
+    for child in _PARSER.parse(code.encode()).root_node.children:
+        if child.type == "import_declaration":
+            imports.append(re.sub(r"\s+", " ", child.text.decode()).strip())
+            last = child.end_point[0]
+        elif child.type == "package_declaration":
+            last = child.end_point[0]
+        elif child.type not in ("line_comment", "block_comment"):
+            break
+    if last < 0:  # a member alone may not parse as a file: its leading import lines by their shape
+        while last + 1 < len(lines) and (_IMPORT_LINE.match(lines[last + 1]) or _PACKAGE_LINE.match(lines[last + 1])
+                                         or not lines[last + 1].strip()):
+            last += 1
+            if _IMPORT_LINE.match(lines[last]):
+                imports.append(lines[last].strip())
+    rest = lines[last + 1:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
     return imports, rest
 
 
