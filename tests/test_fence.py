@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 import uuid
@@ -172,7 +173,10 @@ def test_the_wrapper_runs_with_an_empty_environment(tmp_path, monkeypatch):
 @pytest.mark.skipif("sandbox" not in LEVELS, reason="bubblewrap is not usable here")
 def test_the_task_interpreter_is_never_run_outside_the_fence(example, tmp_path, fake_home):
     marker = tmp_path / "interpreter-ran-outside"
-    python = tmp_path / "python"
+    # a virtualenv made from the one running these tests (its pyvenv.cfg names that one's folder)
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "pyvenv.cfg").write_text(f"home = {os.path.dirname(sys.executable)}\n")
+    python = tmp_path / "venv" / "bin" / "python"
     python.write_text(f"#!/bin/sh\ncat {fake_home}/.ssh/id_rsa > {marker} 2>/dev/null\nexec {sys.executable} \"$@\"\n")
     python.chmod(0o755)
     result = _run(example, _task(example, "def test_x():\n    pass\n", isolation="sandbox", python=str(python)))
@@ -408,3 +412,24 @@ def test_the_sandbox_cannot_unmount_the_hidden_home_or_remount_the_root(tmp_path
                      level="sandbox")
     assert "REMOUNTED" not in run.output and SECRET not in run.output
     assert "CapEff:\t0000000000000000" in run.output
+
+
+@pytest.mark.skipif("sandbox" not in LEVELS, reason="bubblewrap is not usable here")
+def test_the_sandbox_gives_a_private_tmp_and_keeps_a_home_under_a_shown_folder_hidden(tmp_path, fake_home):
+    """/tmp is the run's own (writable: a JVM's attach socket lives there) and the host's files in
+    it are not seen; a folder shown read-only that holds the home folder does not show the home."""
+    host_file = Path(tempfile.gettempdir()) / f"codegraph-host-{uuid.uuid4().hex}"
+    host_file.write_text(SECRET)
+    (tmp_path / "shown.txt").write_text("shown")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    try:
+        script = (f"cat {host_file}; cat {fake_home}/.ssh/id_rsa; cat {tmp_path}/shown.txt; "
+                  "echo private > /tmp/written && cat /tmp/written")
+        run = run_fenced(["/bin/sh", "-c", script], cwd=run_dir, run_dir=run_dir, env={"PATH": "/usr/bin:/bin"},
+                         timeout_s=20, level="sandbox", read_only=(str(tmp_path),))
+    finally:
+        host_file.unlink()
+    assert SECRET not in run.output and "shown" in run.output and "private" in run.output, run.output
+    assert not (Path(tempfile.gettempdir()) / "written").exists() or \
+        (Path(tempfile.gettempdir()) / "written").read_text() != "private\n"

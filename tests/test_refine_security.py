@@ -163,7 +163,9 @@ def _sandbox_available() -> bool:
 
 @pytest.mark.skipif(not _sandbox_available(), reason="bubblewrap is not usable here")
 def test_sandbox_has_no_network_a_read_only_filesystem_and_no_home(example, tmp_path, monkeypatch):
-    marker = tmp_path / "escape.txt"
+    # outside /tmp (the sandbox's /tmp is a private tmpfs: what is written there never reaches the host)
+    marker = Path("/var/tmp") / f"codegraph-escape-{os.getpid()}-{tmp_path.name}.txt"
+    in_tmp = tmp_path / "escape.txt"
     home = tmp_path / "home"
     (home / ".aws").mkdir(parents=True)
     (home / ".aws" / "credentials").write_text("aws_secret_access_key = wJalrXUtnFEMI\n")
@@ -179,6 +181,7 @@ def test_sandbox_has_no_network_a_read_only_filesystem_and_no_home(example, tmp_
         "    except OSError:\n        fs = 'read-only'\n"
         f"    try:\n        secret = open({str(home / '.aws' / 'credentials')!r}).read()\n"
         "    except OSError:\n        secret = 'hidden'\n"
+        f"    open({str(in_tmp)!r}, 'w').write('x')\n"
         "    assert False, net + ' / ' + fs + ' / ' + secret\n")
     data = _data(example, starting_code=GOOD, tests=["tests/test_fence.py"], isolation="sandbox",
                  limits={"iterations": 1})
@@ -186,7 +189,7 @@ def test_sandbox_has_no_network_a_read_only_filesystem_and_no_home(example, tmp_
     assert result.isolation == "sandbox"
     assert "no network / read-only / hidden" in result.iterations[-1].tests["output"]
     assert "wJalrXUtnFEMI" not in result.iterations[-1].tests["output"]
-    assert not marker.exists()
+    assert not marker.exists() and not in_tmp.exists()
 
 
 def test_a_test_run_that_forks_a_sleeper_is_bounded_and_its_group_killed(example):

@@ -4,7 +4,8 @@ Levels, strongest first (docs/refine.md has what each one guarantees, measured):
 
 - `sandbox`: bubblewrap: no network, its own PID, IPC and user namespaces, no capabilities (root
   included), the whole filesystem read-only except the run's own folder, the caller's home folder
-  hidden (only an interpreter's own folders under it stay visible, read-only), a sized /dev/shm.
+  and /tmp hidden (only an interpreter's own folders under them stay visible, read-only; /tmp is
+  a private tmpfs), a sized /dev/shm.
 - `no-network`: `unshare` with a user, network, PID and mount namespace and a /proc of its own:
   no network, no other process visible; the filesystem is the caller's.
 - `rlimits`: resource limits, no capabilities, no setuid elevation; nothing else.
@@ -188,16 +189,27 @@ def _hidden_home() -> str | None:
 
 def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], shm_bytes: int,
                 read_only: tuple[str, ...] = ()) -> list[str]:
+    """The caller's home folder and /tmp are empty tmpfs inside (/tmp sized as /dev/shm, and
+    writable: a JVM's attach socket lives there, whatever java.io.tmpdir says), with the run's
+    folder and, read-only, the interpreter's own folders and `read_only` under them shown again."""
     args = [trusted_tool("bwrap"), *_bwrap_base(shm_bytes)]
-    home = _hidden_home()
-    if home:
-        args += ["--tmpfs", home]
-        shown = [*interpreter_folders(cmd[0]), *(os.path.realpath(f) for f in read_only if os.path.isdir(f))]
-        for folder in dict.fromkeys(shown):
-            # never the home folder itself or what holds it: only an interpreter's own folders, and
-            # those the tests' tool reads (Maven's local repository)
-            if folder.startswith(home + os.sep) and folder != home:
-                args += ["--ro-bind", folder, folder]
+    tmp = os.path.realpath("/tmp")
+    hidden = sorted({h for h in (_hidden_home(), tmp if tmp != "/" else None) if h}, key=len)
+
+    def hide(folder: str) -> list[str]:
+        return ["--size", str(shm_bytes), "--tmpfs", folder] if folder == tmp else ["--tmpfs", folder]
+
+    for folder in hidden:
+        args += hide(folder)
+    shown = [*interpreter_folders(cmd[0]), *(os.path.realpath(f) for f in read_only if os.path.isdir(f))]
+    # never a hidden folder itself or what holds it: only an interpreter's own folders, and those
+    # the tests' tool reads (Maven's local repository); outer ones first, and a hidden folder that
+    # one of them holds (a home folder under /tmp) hidden again at once
+    for folder in sorted({f for f in shown if any(f.startswith(h + os.sep) for h in hidden)} - set(hidden), key=len):
+        args += ["--ro-bind", folder, folder]
+        for inner in hidden:
+            if inner.startswith(folder + os.sep):
+                args += hide(inner)
     args += ["--bind", str(run_dir), str(run_dir), "--chdir", str(cwd), "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
