@@ -225,3 +225,108 @@ def test_java_tests_refine_cannot_run_are_refused_before_the_model_is_asked(tmp_
     with pytest.raises(Unsupported, match="give tests of one module"):
         refine(task, model)
     assert model.calls == []
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK (.ci/run installs one)")
+@pytest.mark.parametrize("mistake,repair", [
+    ("import com.ex.util.Money;\n\npublic String total() {\n    return Money.formt(0);\n}\n", ".formt -> .format"),
+    ("public String total() {\n    return Money.format(0);\n}\n", "import com.ex.util.Money;"),
+    ("import com.ex.utils.Money;\n\npublic String total() {\n    return Money.format(0);\n}\n",
+     "com.ex.utils.Money -> com.ex.util.Money"),
+    ("import com.ex.util.Money;\n\npublic String total() {\n    return Money.format(prises.size());\n}\n",
+     "prises -> prices"),
+])
+def test_the_offline_generator_repairs_near_misses_and_imports_from_javac_s_cards(tmp_path, mistake, repair):
+    repo = tmp_path / "shop"
+    for rel, text in {"src/main/java/com/ex/Cart.java": CART, "src/main/java/com/ex/util/Money.java": MONEY}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    task = task_from_dict({"repo": str(repo), "target_file": "src/main/java/com/ex/Cart.java", "symbol": "Cart.total",
+                           "description": "d", "starting_code": mistake})
+    result = refine(task)
+    assert result.success, [(it.diagnostics, it.repairs) for it in result.iterations]
+    assert any(repair in done for done in result.iterations[0].repairs), result.iterations[0].repairs
+    assert "import com.ex.util.Money;" in result.code and "Money.format(" in result.code
+    if repair == ".formt -> .format":  # an invented name (no near miss) is left to a model: no guess
+        invented = task_from_dict({"repo": str(repo), "target_file": "src/main/java/com/ex/Cart.java",
+                                   "symbol": "Cart.total", "description": "d",
+                                   "starting_code": mistake.replace("formt(", "render(")})
+        assert refine(invented).stop_reason == "no repair found"
+
+
+LOMBOK_POM = POM.replace("""    <dependency>
+      <groupId>org.junit.jupiter</groupId>""", """    <dependency>
+      <groupId>org.projectlombok</groupId>
+      <artifactId>lombok</artifactId>
+      <version>1.18.30</version>
+      <scope>provided</scope>
+    </dependency>
+    <dependency>
+      <groupId>org.slf4j</groupId>
+      <artifactId>slf4j-api</artifactId>
+      <version>2.0.9</version>
+    </dependency>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>""")
+
+
+@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
+                    reason="needs a JDK and Maven (.ci/run installs both), and Maven Central (Lombok)")
+def test_javac_sees_what_lombok_generates_in_the_file_and_in_the_classes_it_uses(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "shop"
+    files = {"pom.xml": LOMBOK_POM,
+             "src/main/java/com/ex/Item.java": "package com.ex;\n\nimport lombok.Getter;\n\n@Getter\npublic class Item {\n"
+                                               "    private final String name = \"a\";\n    private final Price price = new Price();\n}\n",
+             "src/main/java/com/ex/Price.java": "package com.ex;\n\n@lombok.Data\npublic class Price {\n    private int cents;\n}\n",
+             "src/main/java/com/ex/Shop.java": "package com.ex;\n\nimport lombok.extern.slf4j.Slf4j;\n\n@Slf4j\npublic class Shop {\n"
+                                               "    public String show(Item item) {\n        log.info(\"show\");\n"
+                                               "        int c = item.getPrice().getCents();\n"
+                                               "        return item.getName() + item.getNme() + c;\n    }\n}\n"}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    checker = JAVA.checker()
+    try:
+        found = checker.lint(repo / "src/main/java/com/ex/Shop.java")
+    finally:
+        checker.close()
+    # log (@Slf4j), getName (@Getter on Item), getPrice().getCents() (@Data on Price, read through Item) exist;
+    # the misspelt getter does not
+    assert [(d.line, d.symbol) for d in found] == [(10, "cant.resolve.location.args")], found
+    assert "getNme" in found[0].message
+
+
+@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
+                    reason="needs a JDK and Maven (.ci/run installs both), and Maven Central")
+def test_a_module_that_needs_its_reactor_s_other_modules_is_checked_against_them(tmp_path, monkeypatch):
+    """Maven resolves a sibling module only in a reactor build: the classpath is asked of a copy of
+    the poms, and the sibling's sources are read; the repository is not written to."""
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "shop"
+    parent = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+              '<groupId>com.ex</groupId><artifactId>parent</artifactId><version>1.0</version><packaging>pom</packaging>'
+              '<modules><module>core</module><module>app</module></modules>'
+              '<properties><maven.compiler.release>17</maven.compiler.release></properties></project>')
+    child = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+             '<parent><groupId>com.ex</groupId><artifactId>parent</artifactId><version>1.0</version></parent>'
+             '<artifactId>{name}</artifactId>{deps}</project>')
+    files = {"pom.xml": parent, "core/pom.xml": child.format(name="core", deps=""),
+             "app/pom.xml": child.format(name="app", deps="<dependencies><dependency><groupId>com.ex</groupId>"
+                                                           "<artifactId>core</artifactId><version>1.0</version>"
+                                                           "</dependency></dependencies>"),
+             "core/src/main/java/com/ex/core/Money.java": MONEY.replace("com.ex.util", "com.ex.core"),
+             "app/src/main/java/com/ex/app/Shop.java": "package com.ex.app;\n\nimport com.ex.core.Money;\n\n"
+                                                       "public class Shop {\n    String show() {\n"
+                                                       "        return Money.format(1) + Money.fromat(2);\n    }\n}\n"}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    checker = JAVA.checker()
+    try:
+        found = checker.lint(repo / "app/src/main/java/com/ex/app/Shop.java")
+    finally:
+        checker.close()
+    assert [(d.line, d.symbol) for d in found] == [(7, "cant.resolve.location.args")] and "fromat" in found[0].message
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before

@@ -5,7 +5,9 @@ Which messages exist, what they say and how to read them stays in the language's
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable
@@ -97,6 +99,16 @@ class Site:
 # Edits `site.lines` in place (or adds to `site.imports`) and says what it did, or returns None
 # and leaves everything as it was.
 Repair = Callable[[Site], "str | None"]
+
+
+def near_miss(bad: str, good: str | None) -> bool:
+    """A rename is a repair only between near-miss names; anything else is a guess."""
+    return bool(good) and good != bad and difflib.SequenceMatcher(None, bad.lower(), good.lower()).ratio() >= 0.7
+
+
+def replace_word(line: str, old: str, new: str) -> str:
+    """`old` as a whole name, not a member of something (`x.old`) nor part of a longer name."""
+    return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, line)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ class OfflineRepairer(ChatModel):
         for r in retrievals:
             d = r.diagnostic
             top = next((row for row in r.rows if row.get("qualname")), None)
-            repair = next((rule.repair for rule in language.rules_for(d.symbol) if rule.repair), None)
+            # the repair of the rule that answered (its template), else the message's first
+            rules = [rule for rule in language.rules_for(d.symbol) if rule.repair]
+            repair = next((rule.repair for rule in rules if rule.template == r.rule), rules[0].repair if rules else None)
             if repair is None or top is None or not (1 <= d.line <= len(lines)):
                 continue
             did = repair(Site(lines, d.line - 1, d, top, re.findall(r"'([^']+)'", d.message), span, new_imports))

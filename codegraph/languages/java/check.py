@@ -68,10 +68,75 @@ def _pom_above(folder: Path) -> Path | None:
     return None
 
 
+def _reactor_pom(pom: Path) -> Path | None:
+    """The outermost pom.xml in the folders above `pom`'s, without a gap (its reactor), or None."""
+    top = None
+    for parent in pom.parent.parents:
+        if not (parent / "pom.xml").is_file():
+            break
+        top = parent / "pom.xml"
+    return top
+
+
+def _build_classpath(mvn: str, pom: Path, out: Path) -> str | None:
+    try:
+        done = subprocess.run([mvn, "-q", "-B", "-f", str(pom), "dependency:build-classpath",
+                               f"-Dmdep.outputFile={out}", "-Dmdep.includeScope=test"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=CLASSPATH_SECONDS)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.read_text(encoding="utf-8").strip() if done.returncode == 0 and out.is_file() else None
+
+
+def _reactor_classpath(mvn: str, pom: Path, top: Path, scratch: Path) -> str | None:
+    """A module that depends on its reactor's other modules: Maven resolves them only in a build
+    of the reactor that reaches their compile phase. It runs on a copy of the reactor's pom files
+    alone (the repository is never written to), compiling nothing (`maven.main.skip`,
+    `maven.test.skip`); the modules' output folders in the answer are mapped back to the
+    repository's (`reactor_sources` turns them into source roots)."""
+    root = top.parent
+    for found in root.rglob("pom.xml"):
+        rel = found.relative_to(root)
+        if any(part.startswith(".") or part in ("target", "node_modules") for part in rel.parts[:-1]):
+            continue
+        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(found, scratch / rel)
+    if (root / ".mvn").is_dir():
+        shutil.copytree(root / ".mvn", scratch / ".mvn", dirs_exist_ok=True)
+    module = pom.parent.relative_to(root).as_posix()
+    try:
+        done = subprocess.run([mvn, "-q", "-B", "-f", str(scratch / "pom.xml"), "-pl", module, "-am", "test-compile",
+                               "dependency:build-classpath", "-Dmaven.main.skip=true", "-Dmaven.test.skip=true",
+                               "-Dmdep.outputFile=codegraph-classpath.txt", "-Dmdep.includeScope=test"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=CLASSPATH_SECONDS)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = scratch / module / "codegraph-classpath.txt"
+    if done.returncode != 0 or not out.is_file():
+        return None
+    prefix = str(scratch) + os.sep
+    return os.pathsep.join(str(root / entry[len(prefix):]) if entry.startswith(prefix) else entry
+                           for entry in out.read_text(encoding="utf-8").strip().split(os.pathsep) if entry)
+
+
+def reactor_sources(classpath: str) -> list[Path]:
+    """The source roots of the reactor's modules a classpath names by their output folders
+    (`core/target/classes` -> `core/src/main/java`): javac reads them as sources."""
+    roots = []
+    for entry in classpath.split(os.pathsep):
+        path = Path(entry)
+        if path.parent.name == "target" and path.name in ("classes", "test-classes"):
+            source = path.parent.parent / "src" / ("main" if path.name == "classes" else "test") / "java"
+            if source.is_dir():
+                roots.append(source)
+    return roots
+
+
 def maven_classpath(folder: Path) -> str:
     """The dependency classpath of the Maven project holding `folder` ('' when there is none, or
     Maven cannot tell: javac then reports the missing packages, and keep() drops those the
-    repository imports elsewhere)."""
+    repository imports elsewhere); a module of a reactor whose other modules it needs is asked
+    through the reactor (`_reactor_classpath`)."""
     configured = os.environ.get("CODEGRAPH_JAVA_CLASSPATH")
     if configured is not None:
         return configured
@@ -85,16 +150,12 @@ def maven_classpath(folder: Path) -> str:
     if cached is not None and cached.is_file():
         return cached.read_text(encoding="utf-8").strip()
     with tempfile.TemporaryDirectory(prefix="codegraph-classpath-") as tmp:
-        out = Path(tmp) / "classpath.txt"
-        try:
-            done = subprocess.run([mvn, "-q", "-B", "-f", str(pom), "dependency:build-classpath",
-                                   f"-Dmdep.outputFile={out}", "-Dmdep.includeScope=test"],
-                                  capture_output=True, text=True, timeout=CLASSPATH_SECONDS)
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        if done.returncode != 0 or not out.is_file():
-            return ""
-        classpath = out.read_text(encoding="utf-8").strip()
+        classpath = _build_classpath(mvn, pom, Path(tmp) / "classpath.txt")
+        top = _reactor_pom(pom) if classpath is None else None
+        if top is not None:
+            classpath = _reactor_classpath(mvn, pom, top, Path(tmp) / "reactor")
+    if classpath is None:
+        return ""
     if cached is not None:
         write_cached(cached, classpath)
     return classpath
@@ -171,7 +232,9 @@ class JavacChecker(Checker):
         roots = source_roots(path, text)
         if roots[0] not in self.classpaths:
             self.classpaths[roots[0]] = maven_classpath(roots[0])
-        fields = [str(path), os.pathsep.join(map(str, roots)), self.classpaths[roots[0]]]
+        classpath = self.classpaths[roots[0]]
+        roots += [r for r in reactor_sources(classpath) if r not in roots]
+        fields = [str(path), os.pathsep.join(map(str, roots)), classpath]
         if any("\n" in f or "\t" in f for f in fields):  # the helper reads one request a line, fields by tabs
             raise CheckError(f"{path}: a path with a tab or a line break cannot be checked by javac here: rename it")
         request = "\t".join(fields)

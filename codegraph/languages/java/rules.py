@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from ..checks import Diagnostic, Rule, RuleContext
+from ..checks import Diagnostic, Rule, RuleContext, Site, near_miss, replace_word
 from .jdk import jdk_types
 
 # CoCoGen's categories, keyed by javac's error key without "compiler.err."
@@ -428,14 +428,84 @@ def _local(d: Diagnostic, ctx: RuleContext) -> dict | None:
     return {"line": d.line}
 
 
+# -- offline repairs (refine/offline.py): near-miss renames and exact imports only ---------------
+
+def _add_import(site: Site) -> str | None:
+    line = site.top.get("import_line")
+    if site.top.get("match") != "exact" or not line or line in site.imports or \
+            any(existing.strip() == line for existing in site.lines):
+        return None
+    site.imports.append(line)
+    return line
+
+
+def _import_type(site: Site) -> str | None:
+    """A class used without its import: the import, when a class of exactly that name exists;
+    else a near-miss class name."""
+    symbol = _symbol(site.diagnostic)
+    if symbol is None:
+        return None
+    added = _add_import(site)
+    if added:
+        return added
+    good = site.top.get("name")
+    if not near_miss(symbol[1], good) or site.top.get("import_line"):
+        return None  # a near miss in another package would need its import too: a guess
+    site.lines[site.index] = replace_word(site.line, symbol[1], good)
+    return f"{symbol[1]} -> {good}"
+
+
+def _rename_member(site: Site) -> str | None:
+    """`x.nmae(...)` where x's type has a near-miss member: that member."""
+    symbol, good = _symbol(site.diagnostic), site.top.get("name")
+    if symbol is None or not near_miss(symbol[1], good):
+        return None
+    new = re.sub(rf"\.(\s*){re.escape(symbol[1])}\b", rf".\g<1>{good}", site.line)
+    if new == site.line:
+        return None
+    site.lines[site.index] = new
+    return f".{symbol[1]} -> .{good}"
+
+
+def _rename_name(site: Site) -> str | None:
+    """A bare name javac cannot find: a near-miss field, method or local; or the import of a class
+    of exactly that name (the name used as a qualifier)."""
+    symbol = _symbol(site.diagnostic)
+    if symbol is None:
+        return None
+    if site.top.get("kind") in ("class", "interface", "enum", "record"):
+        return _add_import(site)
+    good = site.top.get("name")
+    if not near_miss(symbol[1], good):
+        return None
+    new = replace_word(site.line, symbol[1], good)
+    if new == site.line:
+        return None
+    site.lines[site.index] = new
+    return f"{symbol[1]} -> {good}"
+
+
+def _fix_import(site: Site) -> str | None:
+    """`import a.wrong.C;`: the import of the class C where it really is."""
+    good = site.top.get("import_line")
+    m = re.fullmatch(r"(\s*)import\s+([\w.]+)\s*;\s*", site.line)
+    if not m or site.top.get("match") != "exact" or not good or \
+            m.group(2).rpartition(".")[2] != good[len("import "):-1].rpartition(".")[2]:
+        return None
+    site.lines[site.index] = m.group(1) + good
+    return f"{m.group(2)} -> {good[len('import '):-1]}"
+
+
 _RESOLVE = ("cant.resolve", "cant.resolve.location", "cant.resolve.args", "cant.resolve.location.args",
             "cant.resolve.location.args.params")
 
 RULES: tuple[Rule, ...] = (
     Rule("doesnt.exist", "java_packages", _package,
-         "the class the import names wherever it really is (with its `import` line); packages near the missing one"),
+         "the class the import names wherever it really is (with its `import` line); packages near the missing one",
+         _fix_import),
     Rule("doesnt.exist", "java_types", _qualifier_class,
-         "(`Foo.BAR` in code, no class Foo in scope) the classes named Foo, with the `import` line to write"),
+         "(`Foo.BAR` in code, no class Foo in scope) the classes named Foo, with the `import` line to write",
+         _add_import),
     Rule("doesnt.exist", "java_members_like", _qualifier,
          "(`Foo.BAR` in code, no class Foo in scope) the member in the class of that name, or a static one of "
          "that name elsewhere"),
@@ -445,11 +515,13 @@ RULES: tuple[Rule, ...] = (
         Rule(symbol, "java_members_like", _nested_member,
              "(`Outer.Wrong.FIELD`) FIELD in Outer's member classes, or near it in Outer"),
         Rule(symbol, "java_types", _types,
-             "(symbol: class) classes of that name or near it, the JDK's too, with the `import` line to write"),
+             "(symbol: class) classes of that name or near it, the JDK's too, with the `import` line to write",
+             _import_type),
         Rule(symbol, "java_members_like", _members,
-             "(location: a type) the type's members, inherited and the JDK's included, nearest first"),
+             "(location: a type) the type's members, inherited and the JDK's included, nearest first", _rename_member),
         Rule(symbol, "java_names", _names,
-             "(a bare name) the class's fields and methods near it, names the method binds, a class of that name"),
+             "(a bare name) the class's fields and methods near it, names the method binds, a class of that name",
+             _rename_name),
     )),
     *(Rule(symbol, "java_overloads", _applied,
            "every overload of the method or constructor with its parameters (the JDK's too)")

@@ -11,16 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..checks import Site
-
-
-def _near(bad: str, good: str | None) -> bool:
-    """A rename is a repair only between near-miss names; anything else is a guess."""
-    return bool(good) and good != bad and difflib.SequenceMatcher(None, bad.lower(), good.lower()).ratio() >= 0.7
-
-
-def _replace_word(line: str, old: str, new: str) -> str:
-    return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, line)
+from ..checks import Site, near_miss, replace_word
 
 
 def name_in_module(site: Site) -> str | None:
@@ -37,13 +28,13 @@ def name_in_module(site: Site) -> str | None:
             site.lines[site.index] = indent + top["import_line"] + (alias.group(0) if alias else "")
             return f"import {bad} from where it is defined"
     good = top.get("name")
-    if not _near(bad, good):
+    if not near_miss(bad, good):
         return None
-    site.lines[site.index] = _replace_word(site.line, bad, good)
+    site.lines[site.index] = replace_word(site.line, bad, good)
     first, last = site.span
     for j in range(first - 1, min(last, len(site.lines))):
         if j != site.index:
-            site.lines[j] = _replace_word(site.lines[j], bad, good)
+            site.lines[j] = replace_word(site.lines[j], bad, good)
     return f"{bad} -> {good}"
 
 
@@ -63,7 +54,7 @@ def member(site: Site) -> str | None:
     if len(site.names) < 2:
         return None
     bad, good = site.names[1], site.top.get("name")
-    if not _near(bad, good) or f".{bad}" not in site.line:
+    if not near_miss(bad, good) or f".{bad}" not in site.line:
         return None
     site.lines[site.index] = re.sub(rf"\.{re.escape(bad)}\b", f".{good}", site.line)
     return f".{bad} -> .{good}"
@@ -81,10 +72,10 @@ def undefined(site: Site) -> str | None:
         site.imports.append(said)
         return said
     if top.get("match") == "exact" and said.startswith(f"self.{bad} "):  # a member the code forgot `self.` for
-        site.lines[site.index] = _replace_word(site.line, bad, f"self.{bad}")
+        site.lines[site.index] = replace_word(site.line, bad, f"self.{bad}")
         return f"{bad} -> self.{bad}"
-    if _near(bad, top.get("name")):
-        site.lines[site.index] = _replace_word(site.line, bad, top["name"])
+    if near_miss(bad, top.get("name")):
+        site.lines[site.index] = replace_word(site.line, bad, top["name"])
         return f"{bad} -> {top['name']}"
     return None
 
