@@ -45,7 +45,7 @@ class _Group(click.Group):
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="codegraph")
 def main() -> None:
-    """A Python repository as a code-graph database in one DuckDB file."""
+    """A Python or Java repository as a code-graph database in one DuckDB file."""
 
 
 db_option = click.option(
@@ -65,7 +65,7 @@ db_option = click.option(
               help="Processes that resolve a full build of 20,000 calls or more, on Linux. Each past the first is a forked "
                    "copy of the indexer: faster, at the cost of memory (the stdlib: 11 % less time, 0.6 GB more).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
-              help="Skip Python files larger than this many bytes.")
+              help="Skip source files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")
 @click.option("--embed-model", type=click.Choice(["auto", "hash", "minilm"]), default="auto", show_default=True,
               help="The embedding model: minilm (learned, all-MiniLM-L6-v2, offline; the `learned` extra and its model, "

@@ -162,7 +162,8 @@ def test_diagnose_refuses_files_that_are_not_python(runner, mini_repo, tmp_path)
     notes.write_text("remember the milk\n")
     for path in (png, notes):
         result = runner.invoke(main, ["diagnose", str(path)])
-        assert result.exit_code == 1 and "not a Python file" in result.output, result.output
+        assert result.exit_code == 1 and "is not a file codegraph can check: give one of java (.java), python (.py)" \
+            in result.output, result.output
 
 
 def test_bad_lines_option_is_a_usage_error(runner, mini_repo):

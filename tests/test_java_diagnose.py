@@ -290,6 +290,7 @@ def test_a_java_class_tasks_context_names_the_classes_it_needs_with_their_import
     assert found.target == "com.ex.Small"
     assert "com.ex.Base" in items and "com.ex.util.Money" in items
     assert items["com.ex.util.Money"].import_line == "import com.ex.util.Money;"
+    assert items["com.ex.Base"].import_line is None  # the same package: nothing to import
     assert not any(q.startswith("com.ex.Small.") for q in items)
     assert "static String format(int cents)" in found.text
 

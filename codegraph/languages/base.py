@@ -174,6 +174,10 @@ class Language(ABC):
         """The qualified name of `symbol` (`name`, `Class.method`) written in the file of `module`."""
         return f"{module}.{symbol}"
 
+    def needs_import(self, module: str, defined_in: str) -> bool:
+        """Does code in `module` import what is defined at the top of `defined_in` to use it?"""
+        return module != defined_in
+
     def import_statement(self, module: str, name: str) -> str:
         """The line that imports `name` defined at the top of `module`."""
         return f"import {module}.{name}"
@@ -407,7 +411,7 @@ def checked_language(path: Path) -> Language:
     language = for_file(path.name)
     if language is None or not language.checker_name:
         known = ", ".join(f"{lang.name} ({' '.join(lang.suffixes)})" for lang in languages() if lang.checker_name)
-        raise CodegraphError(f"{path.name} is not a Python file nor another file codegraph can check: give one of "
+        raise CodegraphError(f"{path.name} is not a file codegraph can check: give one of "
                              f"{known}")
     return language
 

@@ -58,14 +58,14 @@ def diagnose(
 ) -> DiagnoseReport:
     path = Path(path).resolve()
     if not path.is_file():
-        raise CodegraphError(f"{path} is not a file: give the candidate Python file to check")
+        raise CodegraphError(f"{path} is not a file: give the candidate source file to check (.py, .java)")
     language = checked_language(path)
     try:
         head = path.read_bytes()[:8192]
     except OSError as exc:
         raise CodegraphError(f"cannot read {path}: {exc}") from None
     if b"\x00" in head:
-        raise CodegraphError(f"{path.name} is binary, not Python source")
+        raise CodegraphError(f"{path.name} is binary, not {language.title} source")
     checker = checker or language.shared_checker()
     checker.start()  # pylint loads in its process while this one opens the graph
     owns = retriever is None

@@ -208,7 +208,8 @@ class TaskContextBuilder:
                     qualname, kind, self.language.declaration(kind, name, None), 0.8 if word in typed else 0.65,
                     ["a class the task names"], _first_line(doc),
                     self.language.import_statement(where, name)
-                    if where != module and qualname == self.language.qualname(where, name) else None))
+                    if self.language.needs_import(module, where) and qualname == self.language.qualname(where, name)
+                    else None))
             for q, kind, name, signature, annotation, doc, defined_in in self._rows("""
                     SELECT qualname, kind, name, signature, annotation, docstring, defined_in FROM members_of($c)
                     WHERE class = $c AND NOT starts_with(name, '_') ORDER BY mro_position, name""", {"c": qualname}):

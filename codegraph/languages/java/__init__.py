@@ -88,6 +88,10 @@ class Java(Language):
         package = module.rpartition(".")[0]
         return f"{package}.{symbol}" if package else symbol
 
+    def needs_import(self, module: str, defined_in: str) -> bool:
+        """A class of the same package needs none (a file's module is its class: `a.b.Foo`)."""
+        return module.rpartition(".")[0] != defined_in.rpartition(".")[0]
+
     def import_statement(self, module: str, name: str) -> str:
         return f"import {module if module.rpartition('.')[2] == name else f'{module}.{name}'};"
 
