@@ -131,11 +131,16 @@ class JavaResolver:
                 self.members[qualname] = (klass, name, kind, signature, annotation)
         # a class's or method's type parameters: name -> its first bound as written (None: Object)
         self.type_parameters: dict[str, dict[str, str | None]] = {}
+        self.more_bounds: dict[str, dict[str, list[str]]] = {}
         for name in ("classes", "members"):
             for qualname, listed in zip(*column_lists(tables[name], ("qualname", "type_parameters"))):
                 if listed:
                     self.type_parameters[qualname] = {
                         p.split()[0]: p.partition(" extends ")[2].split("&")[0].strip() or None for p in listed}
+                    # an intersection's other bounds (JLS 4.9): their members are the variable's too
+                    more = {p.split()[0]: [b.strip() for b in p.partition(" extends ")[2].split("&")[1:] if b.strip()]
+                            for p in listed}
+                    self.more_bounds[qualname] = {k: v for k, v in more.items() if v}
         self.parameters: dict[str, list[tuple]] = defaultdict(list)  # owner -> [(name, annotation, kind)]
         for owner, position, name, kind, annotation in zip(*column_lists(
                 tables["parameters"], ("owner_qualname", "position", "name", "kind", "annotation"))):
@@ -146,6 +151,12 @@ class JavaResolver:
         for scope, name, line, annotation, value in zip(*column_lists(
                 tables["bindings"], ("scope_qualname", "name", "line", "annotation", "value"))):
             self.locals[scope][name].append((line or 0, annotation, value))
+        # local classes by the method that declares them (JLS 14.3): `p.Main$1Step` is `Step` there
+        self.local_classes: dict[str, dict[str, str]] = defaultdict(dict)
+        for qualname, klass in self.classes.items():
+            named = _LOCAL_CLASS.search(qualname) if klass.method is not None else None
+            if named is not None:
+                self.local_classes[klass.method].setdefault(named.group(1), qualname)
         self.packages: set[str] = set()
         self.files: dict[int, _File] = {}
         for qualname, klass in self.classes.items():
@@ -312,20 +323,34 @@ class JavaResolver:
                     return member[0], member[3]
         return None
 
-    def _bound(self, name: str, context: str | None, method: str | None) -> tuple[str | None, str | None] | None:
-        """(the bound, the class it is written in) of a type parameter named so where the code is
-        (the method's, then its class's and those around it: JLS 6.3); None when there is none."""
+    def _declaring(self, name: str, context: str | None, method: str | None) -> tuple[str, str | None] | None:
+        """(the method or class that declares the type parameter named so where the code is, the
+        class its bounds are written in): the method's, then its class's and those around it (JLS 6.3)."""
         if method is not None and name in self.type_parameters.get(method, ()):
-            return self.type_parameters[method][name], self.members[method][0] if method in self.members else context
+            return method, self.members[method][0] if method in self.members else context
         klass = context
         while klass is not None:
             if name in self.type_parameters.get(klass, ()):
-                return self.type_parameters[klass][name], klass
+                return klass, klass
             held = self.classes.get(klass)
             if held is not None and held.method is not None and name in self.type_parameters.get(held.method, ()):
-                return self.type_parameters[held.method][name], held.outer
+                return held.method, held.outer
             klass = held.outer if held is not None else None
         return None
+
+    def _bound(self, name: str, context: str | None, method: str | None) -> tuple[str | None, str | None] | None:
+        """(the first bound, the class it is written in) of a type parameter named so where the code is."""
+        found = self._declaring(name, context, method)
+        return (self.type_parameters[found[0]][name], found[1]) if found is not None else None
+
+    def other_bounds(self, written: str | None, context: str | None, method: str | None) -> list[str]:
+        """The classes of a type variable's bounds after its first (`T extends A & B`: B)."""
+        bare = _bare(plain_type(written or ""))
+        found = self._declaring(bare, context, method) if bare and "." not in bare else None
+        if found is None:
+            return []
+        types = [self.type_string(b, found[1], method=method) for b in self.more_bounds.get(found[0], {}).get(bare, ())]
+        return [t for t in types if t]
 
     def type_string(self, written: str | None, context: str | None, file_id: int | None = None,
                     method: str | None = None, _bounds: int = 0) -> str | None:
@@ -346,10 +371,23 @@ class JavaResolver:
         if bound is not None:  # a type variable shadows a class of its name
             erased = self.type_string(bound[0], bound[1], file_id, method, _bounds + 1) if bound[0] else _OBJECT
             return (erased or _OBJECT) + dims
+        local = self.local_class(bare, method) if method is not None else None
+        if local is not None:
+            return local + dims
         found = self.resolve_type(bare, context, file_id)
         if found is not None:
             return found[0] + dims
         return _OBJECT + dims if _TYPE_VARIABLE.match(bare) else None
+
+    def local_class(self, name: str, method: str | None) -> str | None:
+        """The local class `name` declared in `method` or in a method around its class, if any."""
+        while method is not None and "." not in name:
+            found = self.local_classes.get(method, {}).get(name)
+            if found is not None:
+                return found
+            around = self.classes.get(self.members[method][0]) if method in self.members else None
+            method = around.method if around is not None else None
+        return None
 
     def parameter_types(self, method: str) -> list[str | None]:
         found = self._parameter_types.get(method)
@@ -483,7 +521,7 @@ class JavaResolver:
             bases = self.supertypes(klass) if klass else ()
             return bases[0] if bases else _OBJECT
         if kind in ("cast_expression", "object_creation_expression"):
-            return self.type_string(_text(node.child_by_field_name("type")), klass)
+            return self.type_string(_text(node.child_by_field_name("type")), klass, method=caller)
         if kind == "array_creation_expression":
             element = self.type_string(_text(node.child_by_field_name("type")), klass)
             dims = sum(1 for c in node.children if c.type in ("dimensions_expr", "dimensions"))
@@ -623,13 +661,19 @@ class JavaResolver:
         chosen = self.choose(candidates, arguments, types)
         if chosen is not None:
             return chosen[0], how
+        declared = self._local(said, caller, line) if holder.type == "identifier" else None
+        for bound in self.other_bounds(declared[0], klass, caller) if declared is not None else ():
+            chosen = self.choose(self.methods(bound, name)[0], arguments, types)
+            if chosen is not None:  # `T extends A & B`: a method of B
+                return chosen[0], how
         if outside is not None:
             return f"{outside}.{name}", "external"
         return None
 
     def resolve_new(self, written: str, arguments: list[str], caller: str, klass: str | None,
                     line: int) -> tuple[str, str] | None:
-        made = self.resolve_type(written, klass)
+        local = self.local_class(_bare(written) or "", caller)
+        made = (local, "local") if local is not None else self.resolve_type(written, klass)
         if made is None:
             return None
         qualname, how = made
@@ -674,6 +718,9 @@ class JavaResolver:
         if node is None or node.type != "method_invocation":
             return None
         return self.resolve_invocation(node, caller, klass, line)
+
+
+_LOCAL_CLASS = re.compile(r"\$\d+([A-Za-z_$][\w$]*)$")
 
 
 def _text(node) -> str:

@@ -1,0 +1,8 @@
+// JLS 7.5.2: type-import-on-demand
+package f19_type_import_on_demand;
+
+import f19_type_import_on_demand.model.*;
+
+class Main {
+    void run(Invoice invoice) { invoice.pay(); }
+}
