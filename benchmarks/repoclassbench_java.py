@@ -38,7 +38,7 @@ Recall: the share of those the context names (by qualname).
 without the test files, which stay in the repository for Maven) with the ground truth as its first
 candidate and no model: the answer spliced in, javac's check, the test class through Maven behind
 the fence. Ground truth: the benchmark's own class and test. A SETUP.json `maven_args` cannot go
-through a task file: such a repository's record says which were left out.
+through a task file: they go to the checkout's `.mvn/maven.config`, which Maven reads.
 """
 
 from __future__ import annotations
@@ -353,6 +353,10 @@ def refine_truth(tasks: list[dict], repos: dict[str, str], setup: dict, scratch:
         shutil.rmtree(root, ignore_errors=True)
         checkout(repos[task["repo"]], commit, root)
         extra = prepare(task["repo"], root, setup)
+        if extra:  # a task file carries no Maven arguments: the project's own .mvn/maven.config does
+            config = (maven_root(root) or root) / ".mvn" / "maven.config"
+            config.parent.mkdir(exist_ok=True)
+            config.write_text((config.read_text() if config.is_file() else "") + "\n".join(extra) + "\n")
         target = root / task["file"]
         package = package_of(target.read_text(encoding="utf-8", errors="replace"))
         target.write_text((f"package {package};\n\n" if package else "") + f"public class {task['class_name']} {{\n}}\n",
@@ -375,7 +379,7 @@ def refine_truth(tasks: list[dict], repos: dict[str, str], setup: dict, scratch:
         out[task["task_id"]] = {"repo": task["repo"], "commit": commit, "success": result.success,
                                 "lint_clean": result.lint_clean, "tests_passed": result.tests_passed,
                                 "stop": result.stop_reason, "isolation": result.isolation,
-                                "maven_args_left_out": extra, "seconds": round(time.perf_counter() - started, 1),
+                                "maven_config": extra, "seconds": round(time.perf_counter() - started, 1),
                                 "test_seconds": round(last.tests["seconds"], 1) if last.tests else None,
                                 "diagnostics": [f"{d['line']}: {d['symbol']}: {d['message'][:200]}"
                                                 for d in last.diagnostics][:10],

@@ -70,6 +70,7 @@ class TestPlan:
     env: dict[str, str] = field(default_factory=dict)  # the fence's own variables for this tool
     read_only: tuple[str, ...] = ()  # folders under the home folder the tests read (the sandbox hides the rest)
     noise: str | None = None  # a regular expression of output lines the model need not read
+    cwd: Path | None = None  # where it runs (default: the run's copy of the repository)
 
 
 class Unsupported(CodegraphError):

@@ -297,7 +297,7 @@ class Refiner:
             env = fence_environment(run_dir, plan.roots, plan.argv[0], {**variables, **plan.env},
                                     self.task.pass_env, path)
             timeout = min(self.task.limits.test_seconds, self._remaining())
-            run = run_fenced(plan.argv, cwd=repo, run_dir=run_dir, env=env, timeout_s=timeout,
+            run = run_fenced(plan.argv, cwd=plan.cwd or repo, run_dir=run_dir, env=env, timeout_s=timeout,
                              memory_mb=self.task.limits.test_memory_mb, disk_mb=self.task.limits.test_disk_mb,
                              level=self.isolation or "rlimits", read_only=plan.read_only)
         finally:

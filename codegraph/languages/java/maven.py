@@ -118,7 +118,8 @@ def test_plan(repo: Path, tests: list[str], run_dir: Path, memory_mb: int) -> Te
             *SUREFIRE_SELECTION]
     return TestPlan(argv, env={"JAVA_TOOL_OPTIONS": jvm_options(memory_mb), "MALLOC_ARENA_MAX": "2",
                                "MAVEN_SKIP_RC": "1"},
-                    read_only=(str(repository),), noise=r"^Picked up JAVA_TOOL_OPTIONS: ")
+                    read_only=(str(repository),), noise=r"^Picked up JAVA_TOOL_OPTIONS: ",
+                    cwd=chosen.top)  # a build's relative paths (`../code-style/x.xml`) are the top pom's
 
 
 def prepare(repo: Path, tests: list[str], timeout_s: float) -> str | None:
