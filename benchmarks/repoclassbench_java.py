@@ -277,16 +277,36 @@ def uses(db: Path, klass: str) -> set[str]:
     return {u for u in found if u and u != klass and not u.startswith(klass + ".")}
 
 
-def context(tasks: list[dict], repos: dict[str, str], budget: int, scratch: Path) -> dict[int, dict]:
+def _checkouts(tasks: list[dict], repos: dict[str, str], scratch: Path, prefix: str):
+    """(task, commit, a fresh checkout of it) for each task that has a commit."""
     commits = locate(tasks, repos)
-    out: dict[int, dict] = {}
     for task in tasks:
         commit = commits[task["task_id"]]
         if commit is None:
             continue
-        root = scratch / f"t{task['task_id']}"
+        root = scratch / f"{prefix}{task['task_id']}"
         shutil.rmtree(root, ignore_errors=True)
         checkout(repos[task["repo"]], commit, root)
+        yield task, commit, root
+
+
+def _empty_class(root: Path, task: dict) -> None:
+    """The task's state: its class's file holds only its package and an empty class (what the
+    model writes goes there)."""
+    target = root / task["file"]
+    package = package_of(target.read_text(encoding="utf-8", errors="replace"))
+    target.write_text((f"package {package};\n\n" if package else "") + f"public class {task['class_name']} {{\n}}\n",
+                      encoding="utf-8")
+
+
+def _hide_tests(root: Path) -> None:
+    for path in [p for p in root.rglob("*.java") if _TEST_PATH.search(p.relative_to(root).as_posix())]:
+        path.unlink()
+
+
+def context(tasks: list[dict], repos: dict[str, str], budget: int, scratch: Path) -> dict[int, dict]:
+    out: dict[int, dict] = {}
+    for task, commit, root in _checkouts(tasks, repos, scratch, "t"):
         full = scratch / f"t{task['task_id']}-full.duckdb"
         index_repository(root, full, embed=False, libraries=False, full=True)
         con = connect_readonly(full)
@@ -299,14 +319,8 @@ def context(tasks: list[dict], repos: dict[str, str], budget: int, scratch: Path
             continue
         klass = row[0]
         used = uses(full, klass)
-        # the task's state: its class's file holds only its package and an empty class (what the
-        # model writes goes there), every test file hidden
-        target = root / task["file"]
-        package = package_of(target.read_text(encoding="utf-8", errors="replace"))
-        target.write_text((f"package {package};\n\n" if package else "") + f"public class {task['class_name']} {{\n}}\n",
-                          encoding="utf-8")
-        for path in [p for p in root.rglob("*.java") if _TEST_PATH.search(p.relative_to(root).as_posix())]:
-            path.unlink()
+        _empty_class(root, task)  # the task's state, every test file hidden
+        _hide_tests(root)
         db = scratch / f"t{task['task_id']}.duckdb"
         index_repository(root, db, embed=False, libraries=False, full=True)
         started = time.perf_counter()
@@ -343,29 +357,18 @@ def refine_truth(tasks: list[dict], repos: dict[str, str], setup: dict, scratch:
     """Each task through `codegraph refine` with its ground truth as the first candidate (no model):
     the answer spliced into the task's state, javac's check, the test class through Maven behind
     the fence. What fails here is the pipeline's own failure on code known to be right."""
-    commits = locate(tasks, repos)
     out: dict[int, dict] = {}
-    for task in tasks:
-        commit = commits[task["task_id"]]
-        if commit is None:
-            continue
-        root = scratch / f"r{task['task_id']}"
-        shutil.rmtree(root, ignore_errors=True)
-        checkout(repos[task["repo"]], commit, root)
+    for task, commit, root in _checkouts(tasks, repos, scratch, "r"):
         extra = prepare(task["repo"], root, setup)
         if extra:  # a task file carries no Maven arguments: the project's own .mvn/maven.config does
             config = (maven_root(root) or root) / ".mvn" / "maven.config"
             config.parent.mkdir(exist_ok=True)
             config.write_text((config.read_text() if config.is_file() else "") + "\n".join(extra) + "\n")
-        target = root / task["file"]
-        package = package_of(target.read_text(encoding="utf-8", errors="replace"))
-        target.write_text((f"package {package};\n\n" if package else "") + f"public class {task['class_name']} {{\n}}\n",
-                          encoding="utf-8")
+        _empty_class(root, task)
         # the model's view: an index without the test files (the tests stay in the repository to be run)
         hidden = scratch / f"r{task['task_id']}-hidden"
         shutil.copytree(root, hidden, symlinks=True)
-        for path in [p for p in hidden.rglob("*.java") if _TEST_PATH.search(p.relative_to(hidden).as_posix())]:
-            path.unlink()
+        _hide_tests(hidden)
         db = scratch / f"r{task['task_id']}.duckdb"
         index_repository(hidden, db, embed=False, libraries=False, full=True)
         shutil.rmtree(hidden, ignore_errors=True)
