@@ -490,6 +490,50 @@ class JavaResolver:
             return None
         return self.type_string(held[3].rpartition("->")[2].strip(), held[0], method=method)
 
+    def _returns_on(self, method: str, node, caller: str, klass: str | None, line: int) -> str | None:
+        """A method that returns its class's type variable (`T get()` in `Box<T>`), called on a
+        receiver whose class passes that class a type argument (`AppleBox extends Box<Apple>`):
+        the argument (JLS 4.5, 8.4.8). None when the receiver passes none that is known."""
+        held = self.members.get(method)
+        if held is None or not held[3] or "->" not in held[3]:
+            return None
+        written = held[3].rpartition("->")[2].strip()
+        variable = _bare(written)
+        declaring = held[0]
+        if not variable or variable not in self.type_parameters.get(declaring, ()) or \
+                variable in self.type_parameters.get(method, ()):
+            return None
+        holder = node.child_by_field_name("object")
+        receiver = self._type_of_node(holder, caller, klass, line) if holder is not None else klass
+        if not receiver or receiver == declaring:
+            return None
+        found = self._passed(receiver, {}, declaring, variable, 0)
+        return found + "[]" * written.count("[]") if found else None
+
+    def _passed(self, klass: str, bound: dict[str, str | None], declaring: str, variable: str,
+                depth: int) -> str | None:
+        """The type `klass` (its own type variables bound as `bound` says) passes up its bases
+        for `declaring`'s type variable `variable`."""
+        if klass == declaring:
+            return bound.get(variable)
+        held = self.classes.get(klass)
+        if held is None or depth > 8:
+            return None
+        for written in held.bases:
+            base = self.resolve_type(written, held.outer, held.file_id)  # where the class is declared, as _supertypes
+            if base is None or base[0] == klass or base[0] not in self.classes:
+                continue
+            names = list(self.type_parameters.get(base[0], ()))
+            passed = {}
+            for name, argument in zip(names, _type_arguments(written)):
+                bare = _bare(argument)
+                passed[name] = bound.get(bare) if bare in bound else \
+                    self.type_string(argument, klass) if bare not in self.type_parameters.get(klass, ()) else None
+            found = self._passed(base[0], passed, declaring, variable, depth + 1)
+            if found is not None:
+                return found
+        return None
+
     # -- expressions ---------------------------------------------------------------------------
     def type_of(self, text: str, caller: str, klass: str | None, line: int) -> str | None:
         """The type of an expression's value (type_string's form), where `caller` runs it."""
@@ -551,7 +595,9 @@ class JavaResolver:
             answer = self.resolve_invocation(node, caller, klass, line)
             if answer is not None and answer[1] == "external":
                 return self._jdk_returns(answer[0], node, caller, klass, line)
-            return self.returns(answer[0]) if answer else None
+            if answer is None:
+                return None
+            return self._returns_on(answer[0], node, caller, klass, line) or self.returns(answer[0])
         if kind == "array_access":
             array = self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
             return array[:-2] if array and array.endswith("[]") else None
@@ -718,6 +764,27 @@ class JavaResolver:
         if node is None or node.type != "method_invocation":
             return None
         return self.resolve_invocation(node, caller, klass, line)
+
+
+def _type_arguments(written: str) -> list[str]:
+    """`Base<Widget, Map<K, V>>` -> ["Widget", "Map<K, V>"]: the top-level type arguments."""
+    opening = written.find("<")
+    if opening < 0:
+        return []
+    out, depth, start = [], 0, opening + 1
+    for at in range(opening, len(written)):
+        char = written[at]
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+            if depth == 0:
+                out.append(written[start:at].strip())
+                break
+        elif char == "," and depth == 1:
+            out.append(written[start:at].strip())
+            start = at + 1
+    return [a for a in out if a]
 
 
 _LOCAL_CLASS = re.compile(r"\$\d+([A-Za-z_$][\w$]*)$")
