@@ -7,8 +7,9 @@ one-file update.
 Per project (the javac benchmark's projects file: source jars from Maven Central, unpacked as a
 Maven checkout), each round times, back to back in one process: tree-sitter-java parsing alone of
 every .java file (one core), a full `codegraph index --no-embed` without a library layer (both
-cores), and an update after one method is added to one mid-sized class (the file is put back and
-the graph brought back before the next round, untimed). Wall seconds, medians; the machine is
+cores), and two updates of one mid-sized class: a method added (its interface changes: every
+Java file is resolved again) and a statement added to a method's body (its interface kept: that
+file alone); the file is put back and the graph brought back after each, untimed. Wall seconds, medians; the machine is
 noisy, so the ratio of the two in one round is the figure to read.
 """
 
@@ -38,6 +39,21 @@ def _edited(path: Path) -> str:
     return text[:at] + "\n    public int codegraphBenchmarkAdded(int x) { return x + 1; }\n" + text[at:]
 
 
+def _body_edited(path: Path) -> str | None:
+    """The file with a statement added at the top of its first method's body (None: no method)."""
+    data = path.read_bytes()
+    stack = [_PARSER.parse(data).root_node]
+    while stack:
+        node = stack.pop(0)
+        if node.type in ("method_declaration", "constructor_declaration"):
+            body = node.child_by_field_name("body")
+            if body is not None:
+                at = body.start_byte + 1
+                return (data[:at] + b"\n        int codegraphBenchmarkLocal = 1;" + data[at:]).decode("utf-8")
+        stack.extend(node.children)
+    return None
+
+
 def measure(name: str, spec: dict, scratch: Path, rounds: int) -> dict:
     root = scratch / name
     tree = unpack_sources(jar(spec["sources"], scratch, "sources"), root)
@@ -46,22 +62,28 @@ def measure(name: str, spec: dict, scratch: Path, rounds: int) -> dict:
     target = sizes[len(sizes) // 2]  # a mid-sized class
     original = target.read_text(encoding="utf-8")
     db = scratch / f"{name}.duckdb"
-    samples: dict[str, list[float]] = {"parse_only_s": [], "index_s": [], "one_file_update_s": []}
+    samples: dict[str, list[float]] = {"parse_only_s": [], "index_s": [], "one_file_update_s": [],
+                                       "body_edit_update_s": []}
+    reresolved: dict[str, int] = {}
     for _ in range(rounds):
         samples["parse_only_s"].append(parse_only(files))
         started = time.perf_counter()
         index_repository(root, db, embed=False, libraries=False, full=True)
         samples["index_s"].append(time.perf_counter() - started)
-        target.write_text(_edited(target), encoding="utf-8")
-        started = time.perf_counter()
-        index_repository(root, db, embed=False, libraries=False)
-        samples["one_file_update_s"].append(time.perf_counter() - started)
-        target.write_text(original, encoding="utf-8")
-        index_repository(root, db, embed=False, libraries=False)
-    medians = {k: round(statistics.median(v), 3) for k, v in samples.items()}
+        for key, edited in (("one_file_update_s", _edited(target)), ("body_edit_update_s", _body_edited(target))):
+            if edited is None:
+                continue
+            target.write_text(edited, encoding="utf-8")
+            started = time.perf_counter()
+            report = index_repository(root, db, embed=False, libraries=False)
+            samples[key].append(time.perf_counter() - started)
+            reresolved[key] = report.reresolved
+            target.write_text(original, encoding="utf-8")
+            index_repository(root, db, embed=False, libraries=False)
+    medians = {k: round(statistics.median(v), 3) for k, v in samples.items() if v}
     ratios = [i / p for i, p in zip(samples["index_s"], samples["parse_only_s"])]
     return {"sources": spec["sources"], "files": len(files), "lines": sum(f.read_bytes().count(b"\n") for f in files),
-            "edited": str(target.relative_to(root)), **medians,
+            "edited": str(target.relative_to(root)), **medians, "other_files_reresolved": reresolved,
             "ratio_index_to_parse_only": round(statistics.median(ratios), 2), "samples": samples}
 
 

@@ -12,15 +12,17 @@ there is no Java library layer in the graph yet) resolve to their dotted path wi
 `external`; the JDK's own types, when a JDK is there (jdk.py), say what its classes derive from
 and what its methods return, so that a chain through them and an overload chosen by them are typed.
 
-An update resolves every Java file again: Java's names reach across files through every
-declared type, and the whole is one pass over tables already in memory.
+An update resolves the changed files alone when their interface is what it was (_INTERFACE: the
+classes, members, parameters and imports the resolver reads of one file to answer for another;
+an edit of a method's body keeps it), else every Java file again: Java's names reach across files
+through every declared type, and the whole is one pass over tables already in memory.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -857,6 +859,18 @@ def class_bases(resolver: JavaResolver, classes: pa.Table) -> pa.Table:
 
 
 _READ = ("classes", "members", "parameters", "bindings", "imports", "inheritance")
+# What resolving one file reads of the others (JavaResolver's tables but a file's own locals): a
+# file whose rows here are unchanged changes no other file's answers.
+_INTERFACE: dict[str, tuple[str, ...]] = {
+    "classes": ("file_id", "qualname", "kind", "scope_qualname", "bases", "type_parameters"),
+    "members": ("class_qualname", "name", "qualname", "kind", "signature", "annotation", "type_parameters"),
+    "parameters": ("owner_qualname", "position", "name", "kind", "annotation"),
+    "imports": ("file_id", "imported_module", "name", "level", "is_star", "bound_name"),
+}
+
+
+def _hashable(row: tuple) -> tuple:
+    return tuple(tuple(v) if isinstance(v, list) else v for v in row)
 
 
 class JavaResolution(Resolution):
@@ -870,10 +884,20 @@ class JavaResolution(Resolution):
         library.clear()
         return lambda con: update_by_id(con, "classes", bases)
 
-    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> None:
-        return None  # every Java file is resolved again (the module's docstring says why)
+    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> bool:
+        """Whether the changed files keep their interface (what the resolver reads of a file to
+        answer for another: _INTERFACE), compared with their rows still in the database: then
+        only they are resolved again."""
+        for name, columns in _INTERFACE.items():
+            cols = ", ".join(f'"{c}"' for c in columns)
+            old = con.execute(f'SELECT {cols} FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone) '
+                              "AND file_id IN (SELECT file_id FROM files WHERE language = 'java')").fetchall()
+            new = list(zip(*column_lists(fresh[name], columns))) if fresh[name].num_rows else []
+            if Counter(map(_hashable, old)) != Counter(map(_hashable, new)):
+                return False
+        return True
 
-    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: None, fresh: dict[str, pa.Table],
+    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: bool, fresh: dict[str, pa.Table],
                      modules: dict[int, str]) -> int:
         where = ("WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java') "
                  "AND file_id NOT IN (SELECT file_id FROM _fresh)")
@@ -882,6 +906,14 @@ class JavaResolution(Resolution):
             cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
             return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
 
+        if plan:  # the others' answers read nothing that changed: the changed files alone, against their interface
+            tables = {name: concat(name, [fetch(name, where), fresh[name]]) for name in _INTERFACE}
+            tables["bindings"] = fresh["bindings"]
+            resolver = JavaResolver(tables, jdk_types())
+            for name, table in resolve_tables(resolver, fresh).items():
+                insert_arrow(con, name, table)
+            update_by_id(con, "classes", class_bases(resolver, fresh["classes"]))
+            return 0
         others = con.execute(f"SELECT count(*) FROM files {where}").fetchone()[0]
         tables = {name: concat(name, [fetch(name, where + (" AND NOT coalesce(alternative, false)"
                                                            if name == "calls" else "")), fresh[name]])
