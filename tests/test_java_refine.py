@@ -61,12 +61,16 @@ def test_a_whole_class_replaces_the_file_s_and_brings_its_imports():
     # a whole file, as RepoClassBench's ground truth is: its licence header and package line go
     code = ("/*\n * Licensed under the Apache License.\n */\npackage com.ex;\n\nimport java.util.List;\n"
             "import java.util.stream.Collectors;\n\npublic class Cart {\n    public String total() { return \"\"; }\n}\n")
-    spliced = JAVA.splice(CART, "Cart", code)
+    spliced = JAVA.splice("// The shop's own header.\n" + CART, "Cart", code)
     lines = spliced.text.split("\n")
     assert lines.count("package com.ex;") == 1 and lines.count("import java.util.List;") == 1
-    assert spliced.import_lines == (5,) and lines[4] == "import java.util.stream.Collectors;"
+    assert spliced.import_lines == (6,) and lines[5] == "import java.util.stream.Collectors;"
     assert lines[spliced.first_line - 1] == "public class Cart {" and lines[spliced.last_line - 1] == "}"
-    assert "prices" not in spliced.text and "Licensed" not in spliced.text
+    assert "prices" not in spliced.text and "Licensed" not in spliced.text  # the file's own header stays
+    # a file without a header (a task's emptied class) takes the answer's: a build may check it
+    bare = JAVA.splice("package com.ex;\n\npublic class Cart {\n}\n", "Cart", code)
+    assert bare.text.startswith("/*\n * Licensed under the Apache License.\n */\npackage com.ex;\n")
+    assert bare.text.split("\n")[bare.first_line - 1] == "public class Cart {" and bare.import_lines == (6, 7)
 
 
 def test_a_method_replaces_its_overload_or_is_added_to_its_class():

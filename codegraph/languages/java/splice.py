@@ -2,7 +2,8 @@
 
 A task's symbol is a top-level type (`Cart`) or a member of one (`Cart.total`, `Cart.Cart` for
 its constructors). `code_from_answer` picks the ```java block that declares it (else the longest);
-`splice` drops the answer's `package` line, moves its `import` lines to the file's imports, and
+`splice` drops the answer's `package` line (its licence header goes to a file without one),
+moves its `import` lines to the file's imports, and
 replaces the declaration (a member: the overload with the same parameter types, else the first
 of that name) or adds it: a type at the end of the file, a member before its class's closing
 brace. A Javadoc comment right above a replaced declaration goes when the answer brings its own.
@@ -133,16 +134,18 @@ def _with_javadoc(node: Node) -> Node:
     return node
 
 
-def _split(code: str) -> tuple[list[str], list[str]]:
-    """(import lines, the rest) of an answer: what comes before its last `import` or `package`
-    declaration (a licence header, the package line) is dropped, a whole file's answer included."""
+def _split(code: str) -> tuple[list[str], list[str], list[str]]:
+    """(import lines, the rest, the header) of an answer: what comes before its last `import` or
+    `package` declaration is not the declaration; the comments above a package line are its
+    header (a licence), which a file without one takes."""
     lines = code.rstrip("\n").split("\n")
-    imports, last = [], -1
+    imports, last, header = [], -1, []
     for child in _PARSER.parse(code.encode()).root_node.children:
         if child.type == "import_declaration":
             imports.append(re.sub(r"\s+", " ", child.text.decode()).strip())
             last = child.end_point[0]
         elif child.type == "package_declaration":
+            header = lines[:child.start_point[0]] if last < 0 else []
             last = child.end_point[0]
         elif child.type not in ("line_comment", "block_comment"):
             break
@@ -155,13 +158,15 @@ def _split(code: str) -> tuple[list[str], list[str]]:
     rest = lines[last + 1:]
     while rest and not rest[0].strip():
         rest.pop(0)
-    return imports, rest
+    while header and not header[-1].strip():
+        header.pop()
+    return imports, rest, header
 
 
 def splice(source: str, symbol: str, code: str) -> Spliced:
     """Replace (or add) `symbol`'s declaration in `source` with `code`; the answer's imports the
     file lacks join the file's imports."""
-    imports, code_lines = _split(code)
+    imports, code_lines, header = _split(code)
     lines = source.split("\n")
     have = {re.sub(r"\s+", " ", l.strip()) for l in lines}
     missing = list(dict.fromkeys(i for i in imports if re.sub(r"\s+", " ", i) not in have))
@@ -213,6 +218,10 @@ def splice(source: str, symbol: str, code: str) -> Spliced:
         first += len(block)
         last += len(block)
         added = tuple(range(at + 1 + len(block) - len(missing), at + 1 + len(block)))
+    first_child = next(iter(root.named_children), None)
+    if header and first_child is not None and first_child.type not in ("line_comment", "block_comment"):
+        new_lines = header + new_lines  # the file had no header: the answer's (a licence a build may check)
+        first, last, added = first + len(header), last + len(header), tuple(a + len(header) for a in added)
     return Spliced("\n".join(new_lines), first, last, added)
 
 
