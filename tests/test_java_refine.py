@@ -100,6 +100,7 @@ def _maven_repo(root: Path, modules: tuple[str, ...] = ()) -> Path:
         (root / module / "src" / "test" / "java" / "a").mkdir(parents=True)
         (root / module / "pom.xml").write_text("<project/>")
         (root / module / "src" / "test" / "java" / "a" / "FooTest.java").write_text("package a; class FooTest {}")
+        (root / module / "src" / "test" / "java" / "a" / "Foo,*.java").write_text("package a;")
     return root
 
 
@@ -109,7 +110,8 @@ def test_java_tests_become_one_maven_selection(tmp_path):
     assert (chosen.top, chosen.module, chosen.tests) == (repo.resolve(), "core", "FooTest#adds,FooTest")
     for tests, message in ((["core/src/test/java/a/FooTest.java", "web/src/test/java/a/FooTest.java"], "2 Maven modules"),
                            (["core/src/test/java/a/FooTest.java::a,b"], "not a method name"),
-                           (["core/pom.xml"], "give a Java test file")):
+                           (["core/pom.xml"], "give a Java test file"),
+                           (["core/src/test/java/a/Foo,*.java"], "not named as a Java class is")):
         with pytest.raises(Unsupported, match=message):
             maven.selection(repo, tests)
     assert "-Xmx1024m" in maven.jvm_options(4096)

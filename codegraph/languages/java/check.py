@@ -95,12 +95,13 @@ def _reactor_classpath(mvn: str, pom: Path, top: Path, scratch: Path) -> str | N
     `maven.test.skip`); the modules' output folders in the answer are mapped back to the
     repository's (`reactor_sources` turns them into source roots)."""
     root = top.parent
-    for found in root.rglob("pom.xml"):
-        rel = found.relative_to(root)
-        if any(part.startswith(".") or part in ("target", "node_modules") for part in rel.parts[:-1]):
-            continue
-        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(found, scratch / rel)
+    for folder, dirs, files in os.walk(root):  # links are not followed, nor copied
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("target", "node_modules")]
+        found = Path(folder) / "pom.xml"
+        if "pom.xml" in files and not found.is_symlink():
+            rel = found.relative_to(root)
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found, scratch / rel)
     if (root / ".mvn").is_dir():
         shutil.copytree(root / ".mvn", scratch / ".mvn", dirs_exist_ok=True)
     module = pom.parent.relative_to(root).as_posix()

@@ -74,6 +74,8 @@ def selection(repo: Path, tests: list[str]) -> Selection:
         if method and not _TEST_METHOD.match(method):
             raise Unsupported(f"tests entry {test!r}: {method!r} is not a method name")
         file = (root / path).resolve()
+        if not _TEST_METHOD.match(file.stem):  # surefire reads -Dtest as patterns: a name, nothing else
+            raise Unsupported(f"tests entry {test!r}: {file.name} is not named as a Java class is")
         poms = _poms_above(file.parent, root)
         if not poms:
             raise Unsupported(f"tests entry {test!r}: no pom.xml above it in the repository (Maven runs Java tests)")
