@@ -58,8 +58,8 @@ def measure(name: str, spec: dict, scratch: Path, rounds: int) -> dict:
     root = scratch / name
     tree = unpack_sources(jar(spec["sources"], scratch, "sources"), root)
     files = sorted(tree.rglob("*.java"))
-    sizes = sorted(files, key=lambda f: f.stat().st_size)
-    target = sizes[len(sizes) // 2]  # a mid-sized class
+    sizes = sorted((f for f in files if _body_edited(f) is not None), key=lambda f: f.stat().st_size)
+    target = sizes[len(sizes) // 2]  # a mid-sized class with a method body
     original = target.read_text(encoding="utf-8")
     db = scratch / f"{name}.duckdb"
     samples: dict[str, list[float]] = {"parse_only_s": [], "index_s": [], "one_file_update_s": [],

@@ -4,6 +4,7 @@
     python -m benchmarks.repoclassbench_java sanity --repos REPOS.json [--setup SETUP.json] [--only REPO]
     python -m benchmarks.repoclassbench_java context --repos REPOS.json [--budget 2000] [--only REPO]
     python -m benchmarks.repoclassbench_java refine --repos REPOS.json [--setup SETUP.json] [--per-repo N]
+    python -m benchmarks.repoclassbench_java splice
 
 The data file (../shared/data/repoclassbench/java_data.json, MIT) names for each of its 130 tasks a
 class to write (`file`, `class_name`), two descriptions, the test class that checks it and the
@@ -39,6 +40,9 @@ without the test files, which stay in the repository for Maven) with the ground 
 candidate and no model: the answer spliced in, javac's check, the test class through Maven behind
 the fence. Ground truth: the benchmark's own class and test. A SETUP.json `maven_args` cannot go
 through a task file: they go to the checkout's `.mvn/maven.config`, which Maven reads.
+
+`splice`: each ground truth, answered whole, spliced into its task's emptied file (no repository
+needed): is the result the project's file?
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from pathlib import Path
 from benchmarks.context_bench import chunks_seen
 from codegraph.db import connect_readonly
 from codegraph.indexer import index_repository
+from codegraph.languages import language
 from codegraph.languages.java.check import package_of
 from codegraph.refine.loop import refine
 from codegraph.refine.offline import OfflineRepairer
@@ -396,10 +401,31 @@ def refine_truth(tasks: list[dict], repos: dict[str, str], setup: dict, scratch:
     return out
 
 
+def splice_truth(tasks: list[dict], scratch: Path) -> dict[int, str]:
+    """Each ground truth, as a model's whole-file answer, spliced into its task's emptied file:
+    `same` (the file the project has, byte for byte), `blank lines` (only empty lines differ) or
+    `differs`."""
+    java = language("java")
+    out = {}
+    for task in tasks:
+        root = scratch / f"s{task['task_id']}"
+        (root / task["file"]).parent.mkdir(parents=True, exist_ok=True)
+        (root / task["file"]).write_text(task["truth"], encoding="utf-8")
+        _empty_class(root, task)
+        answer = java.code_from_answer(f"```java\n{task['truth']}```", task["class_name"]) or ""
+        text = java.splice((root / task["file"]).read_text(encoding="utf-8"), task["class_name"], answer).text
+        truth = task["truth"].rstrip("\n")
+        out[task["task_id"]] = "same" if text.rstrip("\n") == truth else \
+            "blank lines" if [l for l in text.split("\n") if l.strip()] == [l for l in truth.split("\n") if l.strip()] \
+            else "differs"
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("locate", "sanity", "context", "refine"))
-    parser.add_argument("--repos", type=Path, required=True, help="JSON: repository name of the data -> git dir")
+    parser.add_argument("command", choices=("locate", "sanity", "context", "refine", "splice"))
+    parser.add_argument("--repos", type=Path, help="JSON: repository name of the data -> git dir (all but splice)")
     parser.add_argument("--setup", type=Path, help="JSON: repository -> {maven_args, edits} (see above)")
     parser.add_argument("--only", help="one repository of the data")
     parser.add_argument("--budget", type=int, default=2000)
@@ -409,7 +435,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DATA, help="the benchmark's java_data.json")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    repos = json.loads(args.repos.read_text())
+    if args.repos is None and args.command != "splice":
+        parser.error(f"{args.command} needs --repos (a JSON file: repository name of the data -> its git dir)")
+    repos = json.loads(args.repos.read_text()) if args.repos else {}
     tasks = [t for t in load_tasks(args.data) if args.only in (None, t["repo"])][:args.limit]
     if args.per_repo:
         by_repo: dict[str, list[dict]] = {}
@@ -427,6 +455,11 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "sanity":
             found = sanity(tasks, repos, setup, Path(tmp))
             record |= {"tasks": len(tasks), "sane": sum(r["sane"] for r in found.values()),
+                       "tasks_by_id": {str(k): v for k, v in found.items()}}
+        elif args.command == "splice":
+            found = splice_truth(tasks, Path(tmp))
+            record |= {"tasks": len(found), **{kind: sum(v == kind for v in found.values())
+                                                for kind in ("same", "blank lines", "differs")},
                        "tasks_by_id": {str(k): v for k, v in found.items()}}
         elif args.command == "refine":
             found = refine_truth(tasks, repos, setup, Path(tmp), args.test_seconds)

@@ -71,6 +71,11 @@ def test_a_whole_class_replaces_the_file_s_and_brings_its_imports():
     bare = JAVA.splice("package com.ex;\n\npublic class Cart {\n}\n", "Cart", code)
     assert bare.text.startswith("/*\n * Licensed under the Apache License.\n */\npackage com.ex;\n")
     assert bare.text.split("\n")[bare.first_line - 1] == "public class Cart {" and bare.import_lines == (6, 7)
+    # and the answer's import block as written: its groups, with the blank line between them
+    grouped = JAVA.splice("package com.ex;\n\npublic class Cart {\n}\n", "Cart",
+                          "import com.ex.util.Money;\n\nimport java.util.List;\n\npublic class Cart {\n}\n")
+    assert grouped.text.startswith("package com.ex;\n\nimport com.ex.util.Money;\n\nimport java.util.List;\n\n")
+    assert grouped.import_lines == (3, 5)
 
 
 def test_a_method_replaces_its_overload_or_is_added_to_its_class():

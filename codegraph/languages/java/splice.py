@@ -134,15 +134,17 @@ def _with_javadoc(node: Node) -> Node:
     return node
 
 
-def _split(code: str) -> tuple[list[str], list[str], list[str]]:
-    """(import lines, the rest, the header) of an answer: what comes before its last `import` or
-    `package` declaration is not the declaration; the comments above a package line are its
-    header (a licence), which a file without one takes."""
+def _split(code: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(import lines, the rest, the header, the import block as written) of an answer: what comes
+    before its last `import` or `package` declaration is not the declaration; the comments above
+    a package line are its header (a licence), which a file without one takes; a file without
+    imports takes the answer's block with its groups (the blank lines a build's style may check)."""
     lines = code.rstrip("\n").split("\n")
-    imports, last, header = [], -1, []
+    imports, last, header, start = [], -1, [], None
     for child in _PARSER.parse(code.encode()).root_node.children:
         if child.type == "import_declaration":
             imports.append(re.sub(r"\s+", " ", child.text.decode()).strip())
+            start = child.start_point[0] if start is None else start
             last = child.end_point[0]
         elif child.type == "package_declaration":
             header = lines[:child.start_point[0]] if last < 0 else []
@@ -158,15 +160,14 @@ def _split(code: str) -> tuple[list[str], list[str], list[str]]:
     rest = lines[last + 1:]
     while rest and not rest[0].strip():
         rest.pop(0)
-    while header and not header[-1].strip():
-        header.pop()
-    return imports, rest, header
+    block = lines[start:last + 1] if start is not None else imports
+    return imports, rest, header, block
 
 
 def splice(source: str, symbol: str, code: str) -> Spliced:
     """Replace (or add) `symbol`'s declaration in `source` with `code`; the answer's imports the
     file lacks join the file's imports."""
-    imports, code_lines, header = _split(code)
+    imports, code_lines, header, written = _split(code)
     lines = source.split("\n")
     have = {re.sub(r"\s+", " ", l.strip()) for l in lines}
     missing = list(dict.fromkeys(i for i in imports if re.sub(r"\s+", " ", i) not in have))
@@ -212,12 +213,13 @@ def splice(source: str, symbol: str, code: str) -> Spliced:
     if missing:
         at = _import_insert_line(_PARSER.parse("\n".join(new_lines).encode()).root_node)
         block = missing
-        if at > 0 and not any(c.type == "import_declaration" for c in root.named_children):
-            block = [""] + missing  # after the package line: one blank line between
+        if not any(c.type == "import_declaration" for c in root.named_children):
+            block = written if len(missing) == len(imports) else missing
+            block = ([""] if at > 0 else []) + block  # after the package line: one blank line between
         new_lines = new_lines[:at] + block + new_lines[at:]
         first += len(block)
         last += len(block)
-        added = tuple(range(at + 1 + len(block) - len(missing), at + 1 + len(block)))
+        added = tuple(at + 1 + i for i, line in enumerate(block) if _IMPORT_LINE.match(line))
     first_child = next(iter(root.named_children), None)
     if header and first_child is not None and first_child.type not in ("line_comment", "block_comment"):
         new_lines = header + new_lines  # the file had no header: the answer's (a licence a build may check)
