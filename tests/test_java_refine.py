@@ -341,3 +341,23 @@ def test_a_module_that_needs_its_reactor_s_other_modules_is_checked_against_them
         checker.close()
     assert [(d.line, d.symbol) for d in found] == [(7, "cant.resolve.location.args")] and "fromat" in found[0].message
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+
+
+@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
+                    reason="needs a JDK and Maven (.ci/run installs both), and Maven Central")
+def test_a_java_test_run_that_ran_no_test_is_not_a_pass(tmp_path):
+    repo = tmp_path / "shop"
+    empty = TEST.replace("    @Test\n", "")  # a test class whose method is no test: Maven exits 0, no test ran
+    for rel, text in {"pom.xml": POM, "src/main/java/com/ex/Cart.java": CART,
+                      "src/main/java/com/ex/util/Money.java": MONEY, "src/test/java/com/ex/CartTest.java": empty}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    task = task_from_dict({"repo": str(repo), "target_file": "src/main/java/com/ex/Cart.java", "symbol": "Cart.total",
+                           "description": "d", "tests": ["src/test/java/com/ex/CartTest.java"],
+                           "starting_code": "public String total() {\n    return \"4.25\";\n}\n",
+                           "limits": {"test_seconds": 300}})
+    result = refine(task)
+    tests = result.iterations[-1].tests
+    assert not result.success and tests["returncode"] == 0 and not tests["passed"]
+    assert "codegraph: no test ran" in tests["output"]
+    assert "[INFO] Download" not in tests["output"] and "Tests run: 0" in tests["output"]

@@ -71,6 +71,7 @@ class TestPlan:
     read_only: tuple[str, ...] = ()  # folders under the home folder the tests read (the sandbox hides the rest)
     noise: str | None = None  # a regular expression of output lines the model need not read
     cwd: Path | None = None  # where it runs (default: the run's copy of the repository)
+    tests_ran: str | None = None  # a regular expression whose group counts the tests run: a pass needs one > 0
 
 
 class Unsupported(CodegraphError):

@@ -308,7 +308,12 @@ class Refiner:
             output.append(f"tests did not finish within {timeout:g} s")
         if self._preparing_failed:
             output.append(f"codegraph: {self._preparing_failed}")
-        return TestRun(run.returncode == 0 and not run.timed_out, run.returncode, run.seconds,
+        passed = run.returncode == 0 and not run.timed_out
+        if passed and plan.tests_ran and not any(int(n) for n in re.findall(plan.tests_ran, run.output, re.M)):
+            passed = False
+            output.append("codegraph: no test ran: the tests named select none (check their names, and that the "
+                          "build runs their framework)")
+        return TestRun(passed, run.returncode, run.seconds,
                        "\n".join(output[-60:]), run.level, run.peak_memory_mb, run.stopped_by)
 
     def _prepare_tests(self) -> None:

@@ -109,6 +109,12 @@ def _mvn() -> str:
     return os.path.realpath(found)
 
 
+# Maven's progress lines (not -q: surefire's counts are how a run that ran no test is told from a
+# pass); what is kept says what ran, what failed and the build's result
+_NOISE = (r"^(Picked up JAVA_TOOL_OPTIONS: |\[(INFO|WARNING)\] (?!.*(Tests run:|Running |BUILD|Reactor Summary|"
+          r"T E S T S|Results|FAIL|ERROR))|\[(INFO|WARNING)\]\s*$|\s*\[java\] Picked up)")
+
+
 def _reactor_args(chosen: Selection) -> list[str]:
     return ["-pl", chosen.module, "-am"] if chosen.module else []
 
@@ -119,12 +125,12 @@ def test_plan(repo: Path, tests: list[str], run_dir: Path, memory_mb: int) -> Te
     settings = run_dir / "maven-settings.xml"
     settings.write_text("<settings/>\n", encoding="utf-8")
     repository = local_repository()
-    argv = [_mvn(), "-B", "-q", "-o", "-s", str(settings), f"-Dmaven.repo.local={repository}",
+    argv = [_mvn(), "-B", "-o", "-s", str(settings), f"-Dmaven.repo.local={repository}",
             "-f", str(chosen.top / "pom.xml"), *_reactor_args(chosen), "test", f"-Dtest={chosen.tests}",
             *SUREFIRE_SELECTION]
     return TestPlan(argv, env={"JAVA_TOOL_OPTIONS": jvm_options(memory_mb), "MALLOC_ARENA_MAX": "2",
                                "MAVEN_SKIP_RC": "1"},
-                    read_only=(str(repository),), noise=r"^Picked up JAVA_TOOL_OPTIONS: ",
+                    read_only=(str(repository),), noise=_NOISE, tests_ran=r"^\[\w+\] Tests run: (\d+)",
                     cwd=chosen.top)  # a build's relative paths (`../code-style/x.xml`) are the top pom's
 
 
