@@ -5,7 +5,8 @@ grammar, its linter or its naming rules.
 The pipeline asks a language, in order: is this folder a package (`package_folder`), what is a
 file's module name (`module_name`), what rows does a file hold (`extract`, into the tables of
 schema.py, as a FileFacts). Refine asks it to read a model's answer and splice it into a file
-(`code_from_answer`, `splice`, `definition_of`, `import_insert_line`). Everything a language
+(`code_from_answer`, `splice`, `definition_of`, `import_insert_line`) and to run a task's tests
+behind the fence (`check_tests`, `prepare_tests`, `test_plan`). Everything a language
 leaves out has a neutral default or says it cannot, so a new one starts with `name`, `suffixes`
 and `extract` and grows from there. Parsing workers are fresh processes that know the languages
 `codegraph.languages` imports; one registered at run time elsewhere is known where it was
