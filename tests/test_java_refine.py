@@ -5,6 +5,7 @@ The end-to-end test needs a JDK, Maven and Maven Central (JUnit and surefire for
 .ci/run installs the JDK and Maven)."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -120,6 +121,10 @@ def test_java_tests_become_one_maven_selection(tmp_path):
         with pytest.raises(Unsupported, match=message):
             maven.selection(repo, tests)
     assert "-Xmx1024m" in maven.jvm_options(4096)
+    # surefire's counts as 3.x and as 2.x print them (imglib's build pins 2.12.4)
+    for output, counts in (("[INFO] Tests run: 3, Failures: 0\n", ["3"]), ("Tests run: 4, Failures: 0, Errors: 0\n", ["4"]),
+                           ("Running a.FooTest\nno count\n", [])):
+        assert re.findall(maven.TESTS_RAN, output, re.M) == counts
 
 
 def test_a_task_may_not_set_the_jvm_options_the_fence_sizes(tmp_path):

@@ -109,6 +109,8 @@ def _mvn() -> str:
     return os.path.realpath(found)
 
 
+# surefire's count of a run's tests: `[INFO] Tests run: 3, ...` (surefire 3), `Tests run: 3, ...` (2.x)
+TESTS_RAN = r"^(?:\[\w+\] )?Tests run: (\d+)"
 # Maven's progress lines (not -q: surefire's counts are how a run that ran no test is told from a
 # pass); what is kept says what ran, what failed and the build's result
 _NOISE = (r"^(Picked up JAVA_TOOL_OPTIONS: |\[(INFO|WARNING)\] (?!.*(Tests run:|Running |BUILD|Reactor Summary|"
@@ -130,7 +132,7 @@ def test_plan(repo: Path, tests: list[str], run_dir: Path, memory_mb: int) -> Te
             *SUREFIRE_SELECTION]
     return TestPlan(argv, env={"JAVA_TOOL_OPTIONS": jvm_options(memory_mb), "MALLOC_ARENA_MAX": "2",
                                "MAVEN_SKIP_RC": "1"},
-                    read_only=(str(repository),), noise=_NOISE, tests_ran=r"^\[\w+\] Tests run: (\d+)",
+                    read_only=(str(repository),), noise=_NOISE, tests_ran=TESTS_RAN,
                     cwd=chosen.top)  # a build's relative paths (`../code-style/x.xml`) are the top pom's
 
 
