@@ -422,15 +422,31 @@ def test_type_names_by_the_scoping_rules(zoo):
                        ("p.Animal", "of"): ("p.Animal.of(String)", "definition")}
 
 
-def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp_path):
-    """A method's body changed: no other file reads it, so no other file is resolved again; the
-    graph is still what a rebuild makes. A signature changed: every Java file is."""
+def _indexed_zoo(tmp_path):
     root = tmp_path / "zoo"
     for path, text in _ZOO.items():
         (root / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "src/main/java" / path).write_text(text)
     db = tmp_path / "g.duckdb"
     index_repository(root, db, embed=False, libraries=False)
+    return root, db
+
+
+def _assert_as_rebuilt(con, rebuilt):
+    """Every resolved row of the updated graph (`con`) is the rebuild's."""
+    con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
+    for table, columns in (("calls", "caller_qualname, line, col, callee_text, resolved_callee, resolution"),
+                           ("imports", "module, line, name, resolved_qualname, resolution"),
+                           ("inheritance", "class_qualname, base_text, resolved_base"),
+                           ("classes", "qualname, base_qualnames")):
+        updated = con.execute(f"SELECT {columns} FROM main.{table} ORDER BY ALL").fetchall()
+        assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
+
+
+def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp_path):
+    """A method's body changed: no other file reads it, so no other file is resolved again; the
+    graph is still what a rebuild makes. A signature changed: every Java file is."""
+    root, db = _indexed_zoo(tmp_path)
     dog = root / "src/main/java/p/Dog.java"
     dog.write_text(dog.read_text().replace("ball.roll(", "ball.bounce().roll(", 1))
     report = index_repository(root, db, embed=False, libraries=False)
@@ -439,13 +455,7 @@ def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp
     index_repository(root, rebuilt, embed=False, libraries=False, full=True)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
-        for table, columns in (("calls", "caller_qualname, line, col, callee_text, resolved_callee, resolution"),
-                               ("imports", "module, line, name, resolved_qualname, resolution"),
-                               ("inheritance", "class_qualname, base_text, resolved_base"),
-                               ("classes", "qualname, base_qualnames")):
-            updated = con.execute(f"SELECT {columns} FROM main.{table} ORDER BY ALL").fetchall()
-            assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
+        _assert_as_rebuilt(con, rebuilt)
         assert ("ball.bounce", "p.Ball.bounce()", "type") in _calls(con, "p.Dog.fetch(Ball)")
     finally:
         con.close()
@@ -455,12 +465,7 @@ def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp
 
 
 def test_an_update_resolves_the_java_files_again(tmp_path):
-    root = tmp_path / "zoo"
-    for path, text in _ZOO.items():
-        (root / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / "src/main/java" / path).write_text(text)
-    db = tmp_path / "g.duckdb"
-    index_repository(root, db, embed=False, libraries=False)
+    root, db = _indexed_zoo(tmp_path)
     # the two-int overload goes, and the String one takes any CharSequence now
     (root / "src/main/java/p/Ball.java").write_text(
         "package p;\npublic class Ball { void roll(int n) {} void roll(CharSequence where) {} "
@@ -474,13 +479,7 @@ def test_an_update_resolves_the_java_files_again(tmp_path):
         assert _calls(con, "p.Dog.fetch(Ball)") == [("ball.roll", "", ""),  # no roll(int, int) any more
                                                    ("ball.roll", "p.Ball.roll(CharSequence)", "type"),
                                                    ("ball.roll", "p.Ball.roll(int)", "type")]
-        con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
-        for table, columns in (("calls", "caller_qualname, line, col, callee_text, resolved_callee, resolution"),
-                               ("imports", "module, line, name, resolved_qualname, resolution"),
-                               ("inheritance", "class_qualname, base_text, resolved_base"),
-                               ("classes", "qualname, base_qualnames")):
-            updated = con.execute(f"SELECT {columns} FROM main.{table} ORDER BY ALL").fetchall()
-            assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
+        _assert_as_rebuilt(con, rebuilt)
     finally:
         con.close()
 
