@@ -69,7 +69,7 @@ class TestPlan:
     argv: list[str]
     roots: list[Path] = field(default_factory=list)  # where the tests import the project from (PYTHONPATH)
     env: dict[str, str] = field(default_factory=dict)  # the fence's own variables for this tool
-    read_only: tuple[str, ...] = ()  # folders under the home folder the tests read (the sandbox hides the rest)
+    read_only: tuple[str, ...] = ()  # folders under the home folder or /tmp the tests read (the sandbox hides the rest)
     noise: str | None = None  # a regular expression of output lines the model need not read
     cwd: Path | None = None  # where it runs (default: the run's copy of the repository)
     tests_ran: str | None = None  # a regular expression whose group counts the tests run: a pass needs one > 0

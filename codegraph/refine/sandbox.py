@@ -219,8 +219,8 @@ def _bwrap_argv(cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str], s
 def fenced_argv(level: str, cmd: list[str], run_dir: Path, cwd: Path, env: dict[str, str],
                 shm_bytes: int, read_only: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     """(argv, the environment the launcher execs it with): the wrappers get none, the task's
-    variables are set at the innermost exec. `read_only`: folders under the home folder the
-    sandbox shows, read-only."""
+    variables are set at the innermost exec. `read_only`: folders under the home folder or /tmp
+    the sandbox shows, read-only."""
     if level == "sandbox":
         return _bwrap_argv(cmd, run_dir, cwd, env, shm_bytes, read_only), {}
     if level == "no-network":

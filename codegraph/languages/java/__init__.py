@@ -43,10 +43,16 @@ def module_name(rel_path: str) -> str:
     return ".".join(parts)
 
 
+def _splicing():
+    """splice.py, which parses with the grammar: loaded when refine asks, as the extractor is."""
+    from . import splice
+
+    return splice
+
+
 @register
 class Java(Language):
     name = "java"
-    title = "Java"
     suffixes = (".java",)
 
     def source_folder(self, rel_dir: str) -> bool:
@@ -96,26 +102,17 @@ class Java(Language):
         return f"import {module if module.rpartition('.')[2] == name else f'{module}.{name}'};"
 
     # -- refine: a model's answer into a file, the tests through Maven ---------------------------
-    # splice.py parses with the grammar: loaded when refine asks, as the extractor is
     def code_from_answer(self, answer: str, symbol: str) -> str | None:
-        from .splice import code_from_answer
-
-        return code_from_answer(answer, symbol)
+        return _splicing().code_from_answer(answer, symbol)
 
     def splice(self, source: str, symbol: str, code: str) -> Spliced:
-        from .splice import splice
-
-        return splice(source, symbol, code)
+        return _splicing().splice(source, symbol, code)
 
     def definition_of(self, text: str, symbol: str) -> str:
-        from .splice import definition_of
-
-        return definition_of(text, symbol)
+        return _splicing().definition_of(text, symbol)
 
     def import_insert_line(self, text: str) -> int:
-        from .splice import import_insert_line
-
-        return import_insert_line(text)
+        return _splicing().import_insert_line(text)
 
     def check_tests(self, repo: Path, tests: list[str]) -> None:
         maven.check(repo, tests)

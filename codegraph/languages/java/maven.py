@@ -65,8 +65,7 @@ def selection(repo: Path, tests: list[str]) -> Selection:
     if not tests:
         raise Unsupported("a Java task's tests are its test files (src/test/java/.../FooTest.java)")
     root = repo.resolve()
-    patterns, modules = [], set()
-    top: Path | None = None
+    patterns, tops = [], {}  # each test's module -> the reactor's top above it
     for test in tests:
         path, _, method = test.partition("::")
         if not path.endswith(".java"):
@@ -79,13 +78,12 @@ def selection(repo: Path, tests: list[str]) -> Selection:
         poms = _poms_above(file.parent, root)
         if not poms:
             raise Unsupported(f"tests entry {test!r}: no pom.xml above it in the repository (Maven runs Java tests)")
-        modules.add(poms[0])
-        top = poms[-1] if top is None or len(poms[-1].parts) < len(top.parts) else top
+        tops[poms[0]] = poms[-1]
         patterns.append(file.stem + (f"#{method}" if method else ""))
-    if len(modules) > 1:
-        names = ", ".join(sorted(str(m.relative_to(root)) or "." for m in modules))
-        raise Unsupported(f"the tests are in {len(modules)} Maven modules ({names}): give tests of one module")
-    module = next(iter(modules))
+    if len(tops) > 1:
+        names = ", ".join(sorted(str(m.relative_to(root)) or "." for m in tops))
+        raise Unsupported(f"the tests are in {len(tops)} Maven modules ({names}): give tests of one module")
+    (module, top), = tops.items()
     return Selection(top, module.relative_to(top).as_posix() if module != top else "", ",".join(patterns))
 
 

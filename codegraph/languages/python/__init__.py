@@ -21,7 +21,6 @@ from .rules import NOT_ABOUT_CODE, RULES
 @register
 class Python(Language):
     name = "python"
-    title = "Python"
     suffixes = (".py",)
     package_markers = frozenset({"__init__.py"})
 
