@@ -394,11 +394,10 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
         out.extend(new)
         frontier = external_imports(library, project_modules, new)
     held = [c for c in out if c.cached]
-    if held:
+    if held:  # their rows once asked for (held_rows): a build that finds its resolved layer reads none
         out = [c for c in out if not c.cached]
         file_rows = [r for c in held for r in c.file_rows]
-        out.insert(0, Chunk(file_rows, [], cache.rows([r.file_id for r in file_rows]), [r.path for r in file_rows],
-                            cached=True))
+        out.insert(0, Chunk(file_rows, [], {}, [r.path for r in file_rows], cached=True))
     for chunk in out:  # a library file that does not parse is not the user's problem
         chunk.skips = []
     parsed = [c for c in out if not c.cached]
@@ -406,6 +405,13 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
         cache.keep([r for c in parsed for r in c.file_rows],
                    {name: concat(name, [c.tables[name] for c in parsed]) for name in EXTRACTED})
     return out
+
+
+def held_rows(chunks: list[Chunk], cache: LibraryCache) -> None:
+    """Fill the chunk of library files the cache holds (library_chunks) with their rows."""
+    for chunk in chunks:
+        if chunk.cached:
+            chunk.tables = cache.rows([r.file_id for r in chunk.file_rows])
 
 
 @contextlib.contextmanager

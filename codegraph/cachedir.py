@@ -14,8 +14,19 @@ def cache_folder() -> Path | None:
         return None
     if setting:
         return Path(setting)
+    return _default_folder()
+
+
+def _default_folder() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "codegraph"
+
+
+def layers_folder() -> Path:
+    """Where the library layers live (library_cache.write_layer), resolved: written by codegraph
+    alone, so a read-only connection may read the graph's views into it and no other file. With
+    CODEGRAPH_CACHE=off, where they would be (a graph built with the cache still reads its layer)."""
+    return Path(os.path.realpath((cache_folder() or _default_folder()) / "layers"))
 
 
 def write_cached(path: Path, text: str) -> None:

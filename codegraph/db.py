@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 import threading
@@ -31,6 +32,7 @@ if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _Absent)
     sys.meta_path.insert(0, _Absent(frozenset({"pandas"})))
 
 from . import __version__, schema
+from .cachedir import layers_folder
 from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
                      QueryTimeout, SchemaMismatch)
 from .graphfile import MAX_RESULT_BYTES, QueryResult
@@ -60,7 +62,17 @@ def check_schema(con: duckdb.DuckDBPyConnection, path: Path | str) -> dict[str, 
             f"{path} has schema version {meta.get('schema_version')}, this codegraph reads "
             f"{schema.SCHEMA_VERSION}: re-run `codegraph index` to rebuild it"
         )
+    layer = meta.get("library_layer")
+    if layer and not (os.path.isdir(layer) and _inside(layer, layers_folder())):
+        why = "is gone (the cache was cleared)" if not os.path.isdir(layer) else \
+            f"is outside the cache folder this codegraph reads ({layers_folder()}: CODEGRAPH_CACHE changed)"
+        raise SchemaMismatch(f"{path} reads its library layer from {layer}, which {why}: re-run `codegraph index` "
+                             "to rebuild it")
     return meta
+
+
+def _inside(path: str, folder: Path) -> bool:
+    return os.path.realpath(path).startswith(str(folder) + os.sep)
 
 
 # -- read-only queries -------------------------------------------------------------------------
@@ -81,17 +93,27 @@ def open_error(path: Path | str, exc: Exception) -> CodegraphError:
 
 
 def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
-    """A connection that can read the graph and nothing else: no writes, no files, no network."""
+    """A connection that can read the graph and nothing else: no writes, no network, no file but
+    the library layers' (library_cache: the graph's `library` tables may be views of them; only
+    codegraph writes there, and a reading statement cannot write). DuckDB takes the allowed folder
+    only once the database is open, so external access is turned off then, before any query."""
     try:
         con = duckdb.connect(
             str(path),
             read_only=True,
-            config={"enable_external_access": False, "autoload_known_extensions": False,
-                    "autoinstall_known_extensions": False, "lock_configuration": True,
+            config={"autoload_known_extensions": False, "autoinstall_known_extensions": False,
                     "threads": 2, "memory_limit": "2GB", "temp_directory": ""},
         )
     except duckdb.Error as exc:
         raise open_error(path, exc) from None
+    try:
+        folder = str(layers_folder()) + os.sep
+        con.execute("SET allowed_directories = [" + "'" + folder.replace("'", "''") + "']")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

@@ -11,13 +11,18 @@ import pyarrow as pa
 
 from . import db
 from .build import (Build, Chunk, Writer, by_language, external_imports, extract_chunks, give_back_memory,
-                    library_chunks, modules_of, skip_row, summarise, term_stats, write_embeddings)
-from .columns import arrow_schema, concat, insert_rows, update_by_id
+                    held_rows, library_chunks, modules_of, skip_row, summarise, term_stats, write_embeddings)
+from .columns import arrow_schema, concat, insert_rows
 from .languages import language
-from .library_cache import LibraryCache, keep_layer, layer_key
+from .library_cache import LibraryCache, find_layer, layer_key, read_layer, view_layer, write_layer
 from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from .semantic.models import get_model
 from .semantic.store import build_vector_cache, vectors_path
+
+# The library tables resolving the project reads (resolution.full with library_resolved): all but
+# the calls and references, which only the library's own resolution reads.
+_READ_OF_LAYER = tuple(name for name in EXTRACTED if name not in ("calls", "refs"))
+
 
 def full_build(build: Build) -> None:
     root, target, found, workers, progress, report = (build.root, build.target, build.found, build.workers,
@@ -38,7 +43,7 @@ def full_build(build: Build) -> None:
     report.parsed = len(file_rows)
     direct: list[str] = []
     lib_chunks: list[Chunk] = []
-    layer, reused = "", None  # the library layer's key (library_cache.layer_key) and its resolution, if kept
+    layer, reused = "", None  # the library layer's key (library_cache.layer_key) and its folder, if kept
     if library is not None:
         t = time.perf_counter()
         project_modules = modules_of(found.files, library.language)
@@ -47,7 +52,9 @@ def full_build(build: Build) -> None:
         try:
             lib_chunks = library_chunks(project_modules, direct, library, workers, progress, cache)
             layer = layer_key([row for c in lib_chunks for row in c.file_rows])
-            reused = cache.resolved(layer) if cache is not None else None
+            reused = find_layer(layer) if cache is not None else None
+            if reused is None and cache is not None:
+                held_rows(lib_chunks, cache)
         finally:
             if cache is not None:
                 cache.close()
@@ -61,7 +68,10 @@ def full_build(build: Build) -> None:
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = {name: concat(name, [c.tables[name] for c in chunks]) for name in EXTRACTED}
-    lib_tables = {name: concat(name, [c.tables[name] for c in lib_chunks]) for name in EXTRACTED}
+    if reused is not None:  # what resolving the project reads of the library (its own rows are in the layer)
+        lib_tables = {**{name: concat(name, []) for name in EXTRACTED}, **read_layer(reused, _READ_OF_LAYER)}
+    else:
+        lib_tables = {name: concat(name, [c.tables[name] for c in lib_chunks]) for name in EXTRACTED}
     lib_files = [row for c in lib_chunks for row in c.file_rows]
     modules = {r.file_id: r.module for r in [*file_rows, *lib_files]}
     terms = pa.concat_tables([c.terms for c in chunks]) if chunks else arrow_schema(BY_NAME["terms"]).empty_table()
@@ -76,27 +86,19 @@ def full_build(build: Build) -> None:
         con = db.connect_writable(tmp)
         try:
             db.create_schema(con, str(root))
+            if reused is not None:
+                view_layer(con, reused, LIBRARY_SCHEMA)
             # The file is swapped in only when complete, so no transaction is needed for atomicity.
             # DuckDB ingests the definitions on a second thread while this one resolves names.
             side = con.cursor()
             phase("resolving")
             unresolved = [*((n, tables[n]) for n in EXTRACTED if n not in RESOLVED_TABLES),
-                          *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED if n not in RESOLVED_TABLES),
+                          *((f"{LIBRARY_SCHEMA}.{n}", lib_tables[n]) for n in EXTRACTED
+                            if n not in RESOLVED_TABLES and reused is None),
                           ("terms", terms)]
             del terms
             writer = Writer(side, unresolved)
             del unresolved
-            made: dict[str, list[pa.Table]] = {name: [] for name in RESOLVED_TABLES}  # the library's, for the cache
-
-            def emit(name: str, table: pa.Table) -> None:
-                schema_name, _, bare = name.rpartition(".")
-                if schema_name == LIBRARY_SCHEMA and library is not None:
-                    made[bare].append(table)
-                writer.put(name, table)
-
-            if reused is not None:
-                for name, table in reused.tables.items():
-                    writer.put(f"{LIBRARY_SCHEMA}.{name}", table)
             try:
                 # each language resolves its own files' rows (the library's, its language's too)
                 groups = by_language(tables, {r.file_id: r.language for r in file_rows})
@@ -116,7 +118,7 @@ def full_build(build: Build) -> None:
                         lib, lib_tables = lib_tables, {}
                     else:
                         lib = {n: concat(n, []) for n in EXTRACTED}
-                    after.append(resolution.full(group, lib, modules, resolve_jobs, emit,
+                    after.append(resolution.full(group, lib, modules, resolve_jobs, writer.put,
                                                  library_resolved=reused is not None and name == library_language))
                     del group, lib
                 give_back_memory()
@@ -135,13 +137,13 @@ def full_build(build: Build) -> None:
             phase("writing")
             for write in after:
                 write(con)
-            for name, table in (reused.later.items() if reused is not None else ()):
-                update_by_id(con, f"{LIBRARY_SCHEMA}.{name}", table)
             insert_rows(con, "files", file_rows)
-            insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
+            if reused is None:
+                insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
             if library is not None:
-                db.set_meta(con, **library.meta(), library_imports=json.dumps(direct))
+                db.set_meta(con, **library.meta(), library_imports=json.dumps(direct),
+                            library_layer=str(reused) if reused is not None else "")
             term_stats(con)
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
@@ -156,7 +158,7 @@ def full_build(build: Build) -> None:
                 vectors_path(target).unlink(missing_ok=True)
             summarise(report, con)
             if library is not None and reused is None:
-                keep_layer(library.identity(), layer, made, con, LIBRARY_SCHEMA)
+                write_layer(layer, con, LIBRARY_SCHEMA)
         finally:
             con.close()
         target.with_name(target.name + ".wal").unlink(missing_ok=True)

@@ -1,13 +1,13 @@
-"""The library layer kept per environment in the user's cache folder: each library file's
-extracted rows, at its size and modification time (a package upgraded or edited is parsed again),
-and the resolved rows of each library layer a build made (a layer is a set of library files at
-their contents: one project's imports and what they import; the library's rows are resolved from
-the library alone, so every project with the same layer reads the same rows). A full build then
-parses only the library files it has not seen, and resolves no library row it has. One DuckDB
-file per environment (Library.identity) and per version of the code that makes the rows
-(schema.SCHEMA_VERSION), so rows of another extractor or resolver are never read. A build that
-cannot open it (another build holds it, a read-only home) parses and resolves everything, as
-without a cache; nothing in it is required.
+"""The library layer kept in the user's cache folder: per environment, each library file's
+extracted rows at its size and modification time (a package upgraded or edited is parsed again),
+one DuckDB file per environment (Library.identity); and each resolved library layer a build made
+(a layer is a set of library files at their contents: one project's imports and what they
+import; the library's rows are resolved from the library alone, so every project with the same
+layer has the same rows), as Parquet files the graphs of that layer read in place. A full build
+then parses only the library files it has not seen, and resolves and writes no library row of a
+layer it finds. Both per version of the code that makes the rows (schema.SCHEMA_VERSION), so rows
+of another extractor or resolver are never read. A build that cannot use the cache (another build
+holds it, a read-only home) parses, resolves and writes everything, as without one.
 
     $CODEGRAPH_CACHE          the folder (default: $XDG_CACHE_HOME/codegraph, else ~/.cache/codegraph)
     CODEGRAPH_CACHE=off       no cache
@@ -18,21 +18,21 @@ from __future__ import annotations
 import collections
 import hashlib
 import os
-from dataclasses import dataclass
+import shutil
+import time
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from .cachedir import cache_folder
+from .cachedir import cache_folder, layers_folder
 from .columns import arrow_schema, insert_arrow, insert_rows
-from .schema import BY_NAME, EXTRACTED, RESOLVED_LATER, RESOLVED_TABLES, SCHEMA_VERSION
+from .schema import BY_NAME, EXTRACTED, LAYERED, SCHEMA_VERSION
 from .sources import SourceFile
 
 _SEQ = "_seq"  # a row's place in its file's extraction: rows come back in the order they were made
-_LAYER_KEY = "_layer"  # the layer (layer_key) a resolved row belongs to
-MAX_LAYERS = 8  # resolved layers kept, the least recently used dropped first
 
 
 def layer_key(file_rows: list[tuple]) -> str:
@@ -42,15 +42,6 @@ def layer_key(file_rows: list[tuple]) -> str:
     for row in sorted((r.path, r.module, r.sha256, r.layer) for r in file_rows):
         digest.update("\0".join(map(str, row)).encode() + b"\n")
     return digest.hexdigest()[:32]
-
-
-@dataclass
-class ResolvedLayer:
-    """A library layer's resolution: the RESOLVED_TABLES' rows, and the RESOLVED_LATER columns
-    (with the id of their row) of the other tables."""
-
-    tables: dict[str, pa.Table]
-    later: dict[str, pa.Table]
 
 
 class LibraryCache:
@@ -77,10 +68,6 @@ class LibraryCache:
             for name in EXTRACTED:
                 columns = ", ".join(f'"{c.name}" {c.sql_type()}' for c in BY_NAME[name].columns if c.stage != "resolve")
                 con.execute(f'CREATE TABLE IF NOT EXISTS "{name}" ({columns}, {_SEQ} BIGINT)')
-            con.execute("CREATE TABLE IF NOT EXISTS layers (key VARCHAR PRIMARY KEY, used_at TIMESTAMP)")
-            for name, columns in _resolved_columns().items():
-                declared = ", ".join(f'"{c.name}" {c.sql_type()}' for c in columns)
-                con.execute(f'CREATE TABLE IF NOT EXISTS "resolved_{name}" ({_LAYER_KEY} VARCHAR, {declared}, {_SEQ} BIGINT)')
         except duckdb.Error:
             con.close()
             return None
@@ -150,74 +137,102 @@ class LibraryCache:
             except duckdb.Error:
                 pass
 
-    def resolved(self, key: str) -> ResolvedLayer | None:
-        """The resolved rows of the layer `key` (layer_key), if a build kept them."""
-        try:
-            if self.con.execute("SELECT count(*) FROM layers WHERE key = ?", [key]).fetchone()[0] == 0:
-                return None
-            out = {}
-            for name, columns in _resolved_columns().items():
-                schema = pa.schema([(c.name, arrow_schema(BY_NAME[name]).field(c.name).type) for c in columns])
-                names = ", ".join(f'"{n}"' for n in schema.names)
-                out[name] = self.con.execute(f'SELECT {names} FROM "resolved_{name}" WHERE {_LAYER_KEY} = ? '
-                                             f"ORDER BY {_SEQ}", [key]).to_arrow_table().cast(schema)
-            self.con.execute("UPDATE layers SET used_at = now() WHERE key = ?", [key])
-        except duckdb.Error:  # a damaged cache: resolve as without one
-            return None
-        return ResolvedLayer({n: out[n] for n in RESOLVED_TABLES}, {n: out[n] for n in RESOLVED_LATER})
-
-    def keep_resolved(self, key: str, layer: ResolvedLayer) -> None:
-        """Hold a layer's resolution; past MAX_LAYERS, drop the least recently used."""
-        try:
-            self.con.execute("BEGIN")
-            stale = [key, *(k for (k,) in self.con.execute(
-                "SELECT key FROM layers WHERE key <> ? ORDER BY used_at DESC OFFSET ?", [key, MAX_LAYERS - 1]).fetchall())]
-            for name in _resolved_columns():
-                self.con.execute(f'DELETE FROM "resolved_{name}" WHERE {_LAYER_KEY} IN (SELECT unnest(?))', [stale])
-            self.con.execute("DELETE FROM layers WHERE key IN (SELECT unnest(?))", [stale])
-            for name, table in {**layer.tables, **layer.later}.items():
-                table = table.select([c.name for c in _resolved_columns()[name]])
-                insert_arrow(self.con, f"resolved_{name}", table.append_column(
-                    _LAYER_KEY, pa.array([key] * table.num_rows, pa.string())).append_column(
-                    _SEQ, pa.array(range(table.num_rows), pa.int64())))
-            self.con.execute("INSERT INTO layers VALUES (?, now())", [key])
-            self.con.execute("COMMIT")
-        except duckdb.Error:  # a full disk: the cache is not needed
-            try:
-                self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-
     def close(self) -> None:
         self.con.close()
 
 
-def keep_layer(identity: str, key: str, made: dict[str, list[pa.Table]], con: duckdb.DuckDBPyConnection,
-               schema_name: str) -> None:
-    """Keep the resolution a build made of its library layer `key`: the tables resolution
-    emitted (made), and the RESOLVED_LATER columns as the build's database `con` holds them in
-    `schema_name`."""
-    cache = LibraryCache.open(identity)
-    if cache is None:
-        return
+
+
+# -- resolved layers ------------------------------------------------------------------------------
+# A layer's rows as a graph holds them (every LAYERED table, resolved), one Parquet file per table
+# in a folder of its own under cachedir.layers_folder(): written once, never changed, read in place
+# by every graph whose library layer it is (the graph's `library` tables are views of these files),
+# so a build that finds its layer writes none of the library's rows.
+
+MAX_LAYERS = 16  # layers kept of this codegraph version, the least recently used dropped first
+_STALE_DAYS = 30  # another version's layers are dropped once none was used for this long
+_USED = "used"  # a file in the layer's folder touched by each build that reads it
+
+
+def _layers_here() -> Path:
+    return layers_folder() / SCHEMA_VERSION
+
+
+def layer_files(folder: Path) -> dict[str, Path]:
+    return {name: folder / f"{name}.parquet" for name in LAYERED}
+
+
+def find_layer(key: str) -> Path | None:
+    """The folder of the resolved layer `key`, if a build wrote it (and marked as used now)."""
+    if cache_folder() is None:
+        return None
+    folder = _layers_here() / key
+    if not all(path.is_file() for path in layer_files(folder).values()):
+        return None
     try:
-        tables = {}
-        for name in RESOLVED_TABLES:
-            schema = arrow_schema(BY_NAME[name])
-            parts = [t.select(schema.names).cast(schema) for t in made.get(name, ()) if t.num_rows]
-            tables[name] = pa.concat_tables(parts) if parts else schema.empty_table()
-        later = {name: con.execute(f'SELECT id, {", ".join(columns)} FROM {schema_name}."{name}"').to_arrow_table()
-                 for name, columns in RESOLVED_LATER.items()}
-        cache.keep_resolved(key, ResolvedLayer(tables, later))
-    finally:
-        cache.close()
+        (folder / _USED).touch()
+    except OSError:  # a read-only cache: still readable
+        pass
+    return folder
 
 
-def _resolved_columns() -> dict:
-    """The columns a resolved layer keeps of each table: every column of RESOLVED_TABLES, the id
-    and the RESOLVED_LATER columns of the others."""
-    out = {name: list(BY_NAME[name].columns) for name in RESOLVED_TABLES}
-    for name, later in RESOLVED_LATER.items():
-        out[name] = [c for c in BY_NAME[name].columns if c.name == "id" or c.name in later]
+def write_layer(key: str, con: duckdb.DuckDBPyConnection, schema_name: str) -> None:
+    """Keep the library layer `key` as the build's database `con` holds it in `schema_name`: its
+    files written into a folder of their own, renamed into place whole (a concurrent build that
+    wrote it first wins); then past MAX_LAYERS the least recently used go. A cache that cannot be
+    written (a full disk, a read-only home) is left out."""
+    if cache_folder() is None:
+        return
+    here = _layers_here()
+    partial = here / f"{key}.partial-{os.getpid()}"
+    try:
+        partial.mkdir(parents=True, mode=0o700)
+        for name, path in layer_files(partial).items():
+            con.execute(f'COPY (SELECT * FROM {schema_name}."{name}") TO {_quoted(path)} (FORMAT parquet)')
+        (partial / _USED).touch()
+        try:
+            os.rename(partial, here / key)
+        except OSError:  # there already
+            shutil.rmtree(partial, ignore_errors=True)
+        _evict(here)
+    except (OSError, duckdb.Error):
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def _used_at(folder: Path) -> float:
+    try:
+        return (folder / _USED).stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _evict(here: Path) -> None:
+    layers = sorted((p for p in here.iterdir() if p.is_dir() and ".partial-" not in p.name), key=_used_at,
+                    reverse=True)
+    for folder in layers[MAX_LAYERS:]:
+        shutil.rmtree(folder, ignore_errors=True)
+    cutoff = time.time() - _STALE_DAYS * 86400
+    for version in here.parent.iterdir():
+        if version != here and version.is_dir() and not version.is_symlink() \
+                and all(_used_at(p) < cutoff for p in version.iterdir()):
+            shutil.rmtree(version, ignore_errors=True)
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def view_layer(con: duckdb.DuckDBPyConnection, folder: Path, schema_name: str) -> None:
+    """Make the tables of `schema_name` views of the layer in `folder`."""
+    for name, path in layer_files(folder).items():
+        con.execute(f'DROP TABLE {schema_name}."{name}"')
+        con.execute(f'CREATE VIEW {schema_name}."{name}" AS SELECT * FROM read_parquet({_quoted(path)})')
+
+
+def read_layer(folder: Path, names: tuple[str, ...]) -> dict[str, pa.Table]:
+    """The extracted columns of the layer's tables `names` (what resolving the project reads)."""
+    out = {}
+    for name in names:
+        schema = arrow_schema(BY_NAME[name], "extract")
+        out[name] = pq.read_table(layer_files(folder)[name], columns=schema.names).cast(schema)
     return out
-

@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 from codegraph.build import _extract_chunk
 from codegraph.indexer import index_repository
 from codegraph import library_cache
-from codegraph.library_cache import LibraryCache, ResolvedLayer
+from codegraph.library_cache import LibraryCache, find_layer, write_layer
+from codegraph import db
+from codegraph.errors import SchemaMismatch
 from codegraph.columns import arrow_schema
 from codegraph.schema import BY_NAME, LAYERED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from codegraph.sources import SourceFile
@@ -48,7 +52,7 @@ def test_a_second_build_reads_the_library_from_the_cache_and_makes_the_same_grap
     finally:
         con.close()
     assert _library_rows(warm.db_path, "main") == _library_rows(uncached.db_path, "main")
-    assert [p.name.startswith("library-") for p in (tmp_path / "cache").iterdir()] == [True]
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache").iterdir()) == ["layers", "library"]
 
 
 def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monkeypatch):
@@ -133,26 +137,73 @@ def test_the_library_is_resolved_from_the_library_alone(tmp_path):
 def test_the_cache_keeps_the_layers_used_last(tmp_path, monkeypatch):
     monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(library_cache, "MAX_LAYERS", 2)
-    classes = arrow_schema(BY_NAME["classes"])
+    con = duckdb.connect(str(tmp_path / "graph.duckdb"))
+    db.create_schema(con, str(tmp_path))
+    for key in ("a", "b"):
+        write_layer(key, con, LIBRARY_SCHEMA)
+        os.utime(library_cache._layers_here() / key / "used", (1, 1 if key == "a" else 2))
+    assert find_layer("a") is not None  # used again: b is now the oldest
+    write_layer("c", con, LIBRARY_SCHEMA)
+    assert find_layer("b") is None and find_layer("a") is not None and find_layer("c") is not None
+    assert sorted(p.name for p in library_cache._layers_here().iterdir()) == ["a", "c"]
+    con.close()
 
-    def layer(key: str) -> ResolvedLayer:
-        tables = {name: arrow_schema(BY_NAME[name]).empty_table() for name in RESOLVED_TABLES}
-        bases = pa.table({"id": [ord(key)], "base_qualnames": [[f"base_{key}"]]},
-                         pa.schema([classes.field("id"), classes.field("base_qualnames")]))
-        return ResolvedLayer(tables, {"classes": bases})
 
-    cache = LibraryCache.open("an environment")
+def test_a_graph_reads_its_library_layer_in_place_and_rebuilds_when_it_is_gone(mini_repo, tmp_path, monkeypatch):
+    """Issue 28 row 2: a build that finds its resolved layer writes none of the library's rows:
+    the graph's library tables are views of the layer's files, which a read-only connection (the
+    one untrusted SQL gets) may read, and no other file. A graph whose layer is gone says how to
+    rebuild, and `codegraph index` rebuilds it."""
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    index_repository(mini_repo, tmp_path / "cold.duckdb", jobs=1, embed=False)
+    warm = index_repository(mini_repo, tmp_path / "warm.duckdb", jobs=1, embed=False)
+    con = db.open_graph(warm.db_path)
     try:
-        for key in ("a", "b"):
-            cache.keep_resolved(key, layer(key))
-        assert cache.resolved("a") is not None  # used again: b is now the oldest
-        cache.keep_resolved("c", layer("c"))
-        assert cache.resolved("b") is None
-        assert cache.resolved("a").later["classes"].to_pylist() == [{"id": ord("a"), "base_qualnames": ["base_a"]}]
-        assert cache.resolved("c") is not None
-        assert cache.con.execute("SELECT count(*) FROM resolved_classes").fetchone()[0] == 2
+        views = {r[0] for r in con.execute(
+            f"SELECT view_name FROM duckdb_views() WHERE schema_name = '{LIBRARY_SCHEMA}'").fetchall()}
+        assert views == set(LAYERED)
+        assert con.execute("SELECT count(*) FROM all_calls WHERE resolved_callee LIKE 'os.%'").fetchone()[0] > 0
+        secret = tmp_path / "cache" / "secret.csv"
+        secret.write_text("token\nhunter2\n")
+        for outside in (secret, "/etc/passwd"):
+            with pytest.raises(duckdb.Error, match="disabled by configuration"):
+                con.execute(f"SELECT * FROM read_csv('{outside}')").fetchall()
     finally:
-        cache.close()
+        con.close()
+    assert (tmp_path / "warm.duckdb").stat().st_size < (tmp_path / "cold.duckdb").stat().st_size
+    meta = duckdb.connect(str(warm.db_path), read_only=True)
+    layer = meta.execute("SELECT value FROM meta WHERE key = 'library_layer'").fetchone()[0]
+    meta.close()
+    shutil.rmtree(layer)
+    with pytest.raises(SchemaMismatch, match="gone .* re-run `codegraph index`"):
+        db.open_graph(warm.db_path)
+    again = index_repository(mini_repo, tmp_path / "warm.duckdb", jobs=1, embed=False)
+    assert again.mode == "full" and again.library_resolved
+    assert _library_rows(again.db_path) == _library_rows(tmp_path / "cold.duckdb")
+
+
+def test_a_graph_cannot_point_its_views_at_other_files(tmp_path, monkeypatch):
+    """A graph file comes with the repository and may be hostile: views into any folder but the
+    layers' read nothing, and a layer outside them is refused before any query."""
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    secret = tmp_path / "secret.csv"
+    secret.write_text("token\nhunter2\n")
+    path = tmp_path / "hostile.duckdb"
+    con = duckdb.connect(str(path))
+    db.create_schema(con, str(tmp_path))
+    con.execute(f"CREATE VIEW leak AS SELECT * FROM read_csv('{secret}')")
+    con.close()
+    reader = db.open_graph(path)
+    try:
+        with pytest.raises(duckdb.Error, match="disabled by configuration"):
+            reader.execute("SELECT * FROM leak").fetchall()
+    finally:
+        reader.close()
+    con = duckdb.connect(str(path))
+    db.set_meta(con, library_layer=str(tmp_path))
+    con.close()
+    with pytest.raises(SchemaMismatch, match="outside the cache folder"):
+        db.open_graph(path)
 
 
 def _virtualenv(folder: Path) -> Path:
