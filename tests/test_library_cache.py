@@ -25,6 +25,7 @@ from codegraph.errors import SchemaMismatch
 from codegraph.columns import arrow_schema
 from codegraph.schema import BY_NAME, LAYERED, LIBRARY_SCHEMA, RESOLVED_TABLES
 from codegraph.sources import SourceFile
+from codegraph.languages.python import library as python_library
 
 
 def _library_rows(db_path, schema: str = LIBRARY_SCHEMA) -> dict[str, list]:
@@ -52,7 +53,7 @@ def test_a_second_build_reads_the_library_from_the_cache_and_makes_the_same_grap
     finally:
         con.close()
     assert _library_rows(warm.db_path, "main") == _library_rows(uncached.db_path, "main")
-    assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache").iterdir()) == ["layers", "library"]
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache").iterdir()) == ["layers", "library", "located"]
 
 
 def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monkeypatch):
@@ -295,3 +296,35 @@ def test_a_virtualenv_whose_interpreter_is_gone_still_has_a_standard_library(tmp
     report = index_repository(repo, tmp_path / "graph.duckdb", jobs=1, embed=False)
     assert {"json", "fancylib"} <= _library_names(report.db_path)
     assert not [w for w in report.warnings if "not in .venv" in w]
+
+
+def test_what_the_finder_found_is_kept_until_a_folder_it_read_changes(tmp_path, monkeypatch):
+    """Finding the library's modules cost a quarter of a warm build of click: the answers are kept
+    in the cache, and asked again only once a folder the lookups listed changed (a package
+    installed), never when only a file's contents did."""
+    monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    site = _virtualenv(repo / ".venv")
+    (site / "fancylib").mkdir()
+    (site / "fancylib" / "__init__.py").write_text("def fancy(x):\n    return x\n")
+    (repo / "app.py").write_text("import json\nimport fancylib\nimport laterlib\n")
+    asked: list[list[str]] = []
+    real = python_library._describe_here
+    monkeypatch.setattr(python_library, "_describe_here", lambda names, search: asked.append(names) or real(names, search))
+    first = index_repository(repo, tmp_path / "a.duckdb", jobs=1, embed=False)
+    assert asked and "fancylib" in _library_names(first.db_path)
+    asked.clear()
+    (site / "fancylib" / "__init__.py").write_text("def fancy(x):\n    return x\n\n\ndef plain():\n    pass\n")
+    second = index_repository(repo, tmp_path / "b.duckdb", jobs=1, embed=False)
+    assert asked == [] and _library_names(second.db_path) == _library_names(first.db_path)
+    con = duckdb.connect(str(second.db_path), read_only=True)
+    try:  # the edited file was parsed again: its new function is there
+        assert con.execute(f"SELECT count(*) FROM {LIBRARY_SCHEMA}.globals WHERE qualname = 'fancylib.plain'"
+                           ).fetchone()[0] == 1
+    finally:
+        con.close()
+    (site / "laterlib.py").write_text("def late():\n    pass\n")  # installed: site-packages changed
+    third = index_repository(repo, tmp_path / "c.duckdb", jobs=1, embed=False)
+    assert asked and "laterlib" in _library_names(third.db_path)
+    assert not [w for w in third.warnings if "laterlib" in w]
