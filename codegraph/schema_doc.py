@@ -68,7 +68,11 @@ def schema_markdown() -> str:
             "or `site`.", "A built-in module (`builtins`, always; `sys`, `math`, `itertools` when imported) has no source: "
             "the interpreter",
             "describes it (functions with their signatures, classes with their methods, other names with their types)",
-            "and that text is indexed as the file `<builtin>/NAME.py`.", "", "## Views", ""]
+            "and that text is indexed as the file `<builtin>/NAME.py`.",
+            "When the library cache holds the layer's resolution, these are views of its Parquet files in the cache",
+            "folder (`~/.cache/codegraph/layers/`, shared by every project with the same layer; the graph file",
+            "holds no library row): a `duckdb` shell reads them as it reads tables. A graph whose layer was",
+            "cleared from the cache asks for `codegraph index`, which rebuilds it.", "", "## Views", ""]
     for match in _VIEW.finditer(macros):
         name = match.group(1)
         out += [f"### `{name}`", "", _leading_comment(macros, match.start()), "",
