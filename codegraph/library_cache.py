@@ -230,9 +230,10 @@ def view_layer(con: duckdb.DuckDBPyConnection, folder: Path, schema_name: str) -
 
 
 def read_layer(folder: Path, names: tuple[str, ...]) -> dict[str, pa.Table]:
-    """The extracted columns of the layer's tables `names` (what resolving the project reads)."""
+    """The extracted columns of the layer's tables `names` (what resolving the project reads). In
+    this thread: Arrow's pool of readers takes longer to start than the files take to read."""
     out = {}
     for name in names:
         schema = arrow_schema(BY_NAME[name], "extract")
-        out[name] = pq.read_table(layer_files(folder)[name], columns=schema.names).cast(schema)
+        out[name] = pq.read_table(layer_files(folder)[name], columns=schema.names, use_threads=False).cast(schema)
     return out
