@@ -149,7 +149,7 @@ class LibraryCache:
 # by every graph whose library layer it is (the graph's `library` tables are views of these files),
 # so a build that finds its layer writes none of the library's rows.
 
-MAX_LAYERS = 16  # layers kept of this codegraph version, the least recently used dropped first
+MAX_LAYERS = 16  # layers kept of this codegraph version, the least recently used dropped first (not today's)
 _STALE_DAYS = 30  # another version's layers are dropped once none was used for this long
 _USED = "used"  # a file in the layer's folder touched by each build that reads it
 
@@ -209,8 +209,10 @@ def _used_at(folder: Path) -> float:
 def _evict(here: Path) -> None:
     layers = sorted((p for p in here.iterdir() if p.is_dir() and ".partial-" not in p.name), key=_used_at,
                     reverse=True)
+    recent = time.time() - 86400  # a layer used today may be a graph's that is still open: kept
     for folder in layers[MAX_LAYERS:]:
-        shutil.rmtree(folder, ignore_errors=True)
+        if _used_at(folder) < recent:
+            shutil.rmtree(folder, ignore_errors=True)
     cutoff = time.time() - _STALE_DAYS * 86400
     for version in here.parent.iterdir():
         if version != here and version.is_dir() and not version.is_symlink() \

@@ -147,6 +147,8 @@ def test_the_cache_keeps_the_layers_used_last(tmp_path, monkeypatch):
     write_layer("c", con, LIBRARY_SCHEMA)
     assert find_layer("b") is None and find_layer("a") is not None and find_layer("c") is not None
     assert sorted(p.name for p in library_cache._layers_here().iterdir()) == ["a", "c"]
+    write_layer("d", con, LIBRARY_SCHEMA)  # past the limit, but every layer was used today: all kept
+    assert sorted(p.name for p in library_cache._layers_here().iterdir()) == ["a", "c", "d"]
     con.close()
 
 
