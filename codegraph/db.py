@@ -107,6 +107,13 @@ def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         raise open_error(path, exc) from None
     try:
+        if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            # the process has this file open already (DuckDB shares one instance per file): locked by
+            # an earlier connect_readonly, whose settings hold for this connection too
+            if con.execute("SELECT current_setting('enable_external_access')").fetchone()[0]:
+                raise DatabaseLocked(f"{path} is open in this process with file access on: close that "
+                                     "connection first")
+            return con
         folder = str(layers_folder()) + os.sep
         con.execute("SET allowed_directories = [" + "'" + folder.replace("'", "''") + "']")
         con.execute("SET enable_external_access = false")

@@ -197,10 +197,13 @@ def test_a_graph_cannot_point_its_views_at_other_files(tmp_path, monkeypatch):
     con.execute(f"CREATE VIEW leak AS SELECT * FROM read_csv('{secret}')")
     con.close()
     reader = db.open_graph(path)
+    second = db.open_graph(path)  # the same file twice in a process: one DuckDB instance, locked by the first
     try:
-        with pytest.raises(duckdb.Error, match="disabled by configuration"):
-            reader.execute("SELECT * FROM leak").fetchall()
+        for con in (reader, second):
+            with pytest.raises(duckdb.Error, match="disabled by configuration"):
+                con.execute("SELECT * FROM leak").fetchall()
     finally:
+        second.close()
         reader.close()
     con = duckdb.connect(str(path))
     db.set_meta(con, library_layer=str(tmp_path))
