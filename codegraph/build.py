@@ -67,6 +67,7 @@ class IndexReport:
     library_parsed: int = 0  # of them, parsed by this build (the others came from the library cache)
     library_resolved: bool = False  # this build resolved the library layer (else: its resolution came from the cache)
     library_environment: str = ""  # where the library layer came from (Library.named)
+    library_layer: str = ""  # the cache's folder the graph reads the layer from in place (library_cache), if any
     rebuilt_because: str = ""  # why an update gave way to a full build (Rebuild.reason)
 
 

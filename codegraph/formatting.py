@@ -96,6 +96,8 @@ def index_summary(report, max_skips: int = 10) -> str:
         source = f" from {report.library_environment}" if getattr(report, "library_environment", "") else ""
         lines.append(f"  library layer: {c['library_files']:,} files of the standard library and imported packages"
                      f"{source} (layer stdlib / site; --no-libraries leaves them out)")
+        if getattr(report, "library_layer", ""):
+            lines.append(f"  library layer read in place from the cache: {report.library_layer}")
     if "embeddings" in c:
         lines.append(f"  embeddings {c['embeddings']:,} (codegraph search; embed() in codegraph sql)")
     if report.partial:

@@ -64,6 +64,7 @@ def full_build(build: Build) -> None:
             report.warnings.append(note)
         report.library_parsed = sum(len(c.file_rows) for c in lib_chunks if not c.cached)
         report.library_resolved = reused is None
+        report.library_layer = str(reused or "")
         report.library_environment = library.named()
         report.timings["library"] = time.perf_counter() - t
     t = time.perf_counter()

@@ -21,6 +21,7 @@ from codegraph.indexer import index_repository
 from codegraph import library_cache
 from codegraph.library_cache import LibraryCache, find_layer, write_layer
 from codegraph import db
+from codegraph.formatting import index_summary
 from codegraph.errors import SchemaMismatch
 from codegraph.columns import arrow_schema
 from codegraph.schema import BY_NAME, LAYERED, LIBRARY_SCHEMA, RESOLVED_TABLES
@@ -160,6 +161,8 @@ def test_a_graph_reads_its_library_layer_in_place_and_rebuilds_when_it_is_gone(m
     monkeypatch.setenv("CODEGRAPH_CACHE", str(tmp_path / "cache"))
     index_repository(mini_repo, tmp_path / "cold.duckdb", jobs=1, embed=False)
     warm = index_repository(mini_repo, tmp_path / "warm.duckdb", jobs=1, embed=False)
+    assert f"library layer read in place from the cache: {warm.library_layer}" in index_summary(warm)
+    assert Path(warm.library_layer).parent.parent == (tmp_path / "cache" / "layers").resolve()
     con = db.open_graph(warm.db_path)
     try:
         views = {r[0] for r in con.execute(
