@@ -7,9 +7,9 @@ one-file update.
 Per project (the javac benchmark's projects file: source jars from Maven Central, unpacked as a
 Maven checkout), each round times, back to back in one process: tree-sitter-java parsing alone of
 every .java file (one core), a full `codegraph index --no-embed` without a library layer (both
-cores), and two updates of one mid-sized class: a method added (its interface changes: every
-Java file is resolved again) and a statement added to a method's body (its interface kept: that
-file alone); the file is put back and the graph brought back after each, untimed. Wall seconds, medians; the machine is
+cores), and two updates of one mid-sized class: a method added (its interface changes: the files
+whose answers read a fact that changed are resolved again) and a statement added to a method's
+body (its interface kept: that file alone); the file is put back and the graph brought back after each, untimed. Wall seconds, medians; the machine is
 noisy, so the ratio of the two in one round is the figure to read.
 """
 

@@ -312,6 +312,12 @@ TABLES: tuple[Table, ...] = (
         _c("base_text", "VARCHAR", "as written", True),
         _c("resolved_base", "VARCHAR", "class qualname, or builtins.X", stage="resolve"),
         _c("resolution", "VARCHAR", "how it resolved", stage="resolve"))),
+    Table("reads", "what resolving each file's names read of the graph, one row per fact: a class (`class:p.Foo`), "
+          "a class's members of a name (`member:p.Foo#bar`), a method's parameters (`params:...`), a file's "
+          "imports (`file:ID`), a package (`package:p`), ...; an update resolves a file again when a fact it read "
+          "changed, and no other file (Java's files; Python's updates reason over the tables instead)", (
+              _c("file_id", "BIGINT", "the file whose answers read it", True, "resolve"),
+              _c("key", "VARCHAR", "the fact, as `kind:name`", True, "resolve"))),
     Table("terms", "BM25's inverted index: the weighted terms of every definition (identifier parts and words of "
           "its name, docstring, signature and owner), behind `codegraph search` and the fallback retrieval", (
               _c("id", "BIGINT", "the symbol's id", True, "index"),

@@ -213,7 +213,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         resolution = language(name).resolution()
         group = groups.setdefault(name, {table: concat(table, []) for table in EXTRACTED})
         plans[name] = (resolution, resolution.plan_update(con, group) if resolution is not None else None)
-    for name in (*EXTRACTED, "files", "terms", *(("embeddings",) if model else ())):
+    for name in (*EXTRACTED, "files", "terms", "reads", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
     if model is not None:
         write_embeddings(con, model, [c.vectors for c in chunks], progress=progress)

@@ -445,7 +445,8 @@ def _assert_as_rebuilt(con, rebuilt):
 
 def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp_path):
     """A method's body changed: no other file reads it, so no other file is resolved again; the
-    graph is still what a rebuild makes. A signature changed: every Java file is."""
+    graph is still what a rebuild makes. A signature changed: the files whose answers read that
+    method's name in its class (the `reads` table) are, and no other."""
     root, db = _indexed_zoo(tmp_path)
     dog = root / "src/main/java/p/Dog.java"
     dog.write_text(dog.read_text().replace("ball.roll(", "ball.bounce().roll(", 1))
@@ -461,7 +462,22 @@ def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp
         con.close()
     ball = root / "src/main/java/p/Ball.java"
     ball.write_text(ball.read_text().replace("Ball bounce()", "Ball bounce(int height)"))
-    assert index_repository(root, db, embed=False, libraries=False).reresolved == len(_ZOO) - 1
+    # a signature changed: the files whose answers read Ball's bounce are resolved again, no other
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        readers = {r[0] for r in con.execute("SELECT DISTINCT f.path FROM reads r JOIN files f USING (file_id) "
+                                             "WHERE key = 'member:p.Ball#bounce' AND f.path <> 'src/main/java/p/Ball.java'"
+                                             ).fetchall()}
+    finally:
+        con.close()
+    assert readers and len(readers) < len(_ZOO) - 1
+    assert index_repository(root, db, embed=False, libraries=False).reresolved == len(readers)
+    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        _assert_as_rebuilt(con, rebuilt)
+    finally:
+        con.close()
 
 
 def test_an_update_resolves_the_java_files_again(tmp_path):
@@ -471,7 +487,7 @@ def test_an_update_resolves_the_java_files_again(tmp_path):
         "package p;\npublic class Ball { void roll(int n) {} void roll(CharSequence where) {} "
         "Ball bounce() { return this; } }\n")
     report = index_repository(root, db, embed=False, libraries=False)
-    assert report.mode == "update" and report.reresolved == len(_ZOO) - 1
+    assert report.mode == "update" and 0 < report.reresolved < len(_ZOO) - 1  # the readers of Ball's roll
     rebuilt = tmp_path / "rebuilt.duckdb"
     index_repository(root, rebuilt, embed=False, libraries=False)
     con = duckdb.connect(str(db), read_only=True)
@@ -645,3 +661,52 @@ class ItemBuilder extends Builder<Item, ItemBuilder> {
         assert _calls(con, "v.ItemBuilder.shadow(Item)") == [("item.setSize", "v.Builder.setSize(int)", "type")]
     finally:
         con.close()
+
+
+# Edits of a file's interface, each answered differently by some other file (JLS 6.4.1 shadowing,
+# 15.12.2 overloads, 8.1.4-8.1.5 bases, 7.5 imports): path -> new text (None: the file deleted).
+_INTERFACE_EDITS = [
+    {"q/Ball.java": "package q;\nclass Ball { void bounce() {} }\n"},  # the package's Ball beats p.* in Zoo
+    {"p/Ball.java": "package p;\npublic class Ball { void roll(long n) {} void roll(int a, int b) {} "
+                    "void roll(String where) {} Ball bounce() { return this; } }\n"},  # roll(1) widens now
+    {"p/Dog.java": _ZOO["p/Dog.java"].replace(" implements Pet", "")},  # lead.greet() has no method now
+    {"q/Shelter.java": _ZOO["q/Shelter.java"].replace("    class Room {", "    class Dog { void sound() {} }\n"
+                                                      "    class Room {")},  # a member type beats the import
+    {"q/Dog.java": None},  # Zoo's Dog is p.Dog now (on demand)
+    {"q/Yard.java": "package q;\nimport p.*;\nclass Yard { Dog d; void f() { d.sound(); } }\n"},
+    {"p/Animal.java": _ZOO["p/Animal.java"].replace(
+        "    public static Animal of(String kind)", "    public static Dog of(Object kind) { return null; }\n"
+        "    public static Animal of(String kind)")},  # a second `of`: the static import has two
+    {"q/Dog.java": "package q;\nclass Dog { void bark() {} }\n"},  # back: Zoo's Dog is q.Dog again
+]
+
+
+def test_updates_after_interface_edits_equal_rebuilds_and_resolve_only_the_readers(tmp_path):
+    """An update resolves again the files whose answers read a fact that changed (the `reads`
+    table), and the graph after each edit is what a rebuild of the same tree makes."""
+    root, db = _indexed_zoo(tmp_path)
+    fewer = 0
+    for number, edit in enumerate(_INTERFACE_EDITS):
+        for path, text in edit.items():
+            target = root / "src/main/java" / path
+            if text is None:
+                target.unlink()
+            else:
+                target.write_text(text)
+        report = index_repository(root, db, embed=False, libraries=False)
+        assert report.mode == "update"
+        fewer += report.reresolved < len(list(root.rglob("*.java"))) - 1
+        rebuilt = tmp_path / f"rebuilt-{number}.duckdb"
+        index_repository(root, rebuilt, embed=False, libraries=False, full=True)
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            _assert_as_rebuilt(con, rebuilt)
+            fresh = duckdb.connect(str(rebuilt), read_only=True)
+            try:  # the facts each file read, too: the next update reads them
+                assert sorted(con.execute("SELECT f.path, key FROM reads JOIN files f USING (file_id)").fetchall()) \
+                    == sorted(fresh.execute("SELECT f.path, key FROM reads JOIN files f USING (file_id)").fetchall())
+            finally:
+                fresh.close()
+        finally:
+            con.close()
+    assert fewer >= len(_INTERFACE_EDITS) // 2

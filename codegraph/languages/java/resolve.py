@@ -12,24 +12,25 @@ there is no Java library layer in the graph yet) resolve to their dotted path wi
 `external`; the JDK's own types, when a JDK is there (jdk.py), say what its classes derive from
 and what its methods return, so that a chain through them and an overload chosen by them are typed.
 
-An update resolves the changed files alone when their interface is what it was (_INTERFACE: the
-classes, members, parameters and imports the resolver reads of one file to answer for another;
-an edit of a method's body keeps it), else every Java file again: Java's names reach across files
-through every declared type, and the whole is one pass over tables already in memory.
+Every lookup of the resolver's state is a fact read (`class:p.Foo`, `member:p.Foo#bar`,
+`params:...`; _Read, answers kept with the facts they read: _memo), recorded per file in the
+`reads` table. An update compares the facts the changed files' rows gave and give now
+(JavaResolver.facts) and resolves again the changed files and the files that read a fact that
+changed: derived from what resolution read, not from a second copy of its rules.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
 import pyarrow as pa
 
-from ...columns import column_lists, concat, insert_arrow, update_by_id
+from ...columns import column_lists, concat, insert_arrow, register_values, update_by_id
 from ...schema import BY_NAME, RESOLVED_TABLES
 from ..base import Emit, Resolution
 from .extract import _PARSER, erased, plain_type
@@ -93,6 +94,82 @@ def _bare(type_text: str | None) -> str | None:
     type_text = type_text.partition("|")[0]  # a multi-catch parameter: its first alternative
     text = plain_type(type_text)
     return "".join(text.split()).replace("...", "").replace("[]", "") or None
+
+
+class _Log:
+    """The facts of the graph the answers being made now read (JavaResolver.reading), each a key
+    `kind:name`: the file being resolved records them in `reads`, and an update re-resolves a
+    file when a fact it read changed (JavaResolver.facts)."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self) -> None:
+        self.reads: set[str] | None = None
+
+
+class _Read(dict):
+    """A dict of the resolver's state whose lookups by key (`get`, `[]`, `in`) are facts read."""
+
+    __slots__ = ("prefix", "log")
+
+    def __init__(self, data: dict, prefix: str, log: _Log) -> None:
+        super().__init__(data)
+        self.prefix, self.log = prefix, log
+
+    def get(self, key, default=None):
+        if self.log.reads is not None:
+            self.log.reads.add(f"{self.prefix}{key}")
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        if self.log.reads is not None:
+            self.log.reads.add(f"{self.prefix}{key}")
+        return super().__getitem__(key)
+
+    def __contains__(self, key) -> bool:
+        if self.log.reads is not None:
+            self.log.reads.add(f"{self.prefix}{key}")
+        return super().__contains__(key)
+
+
+class _ReadSet(frozenset):
+    """A set of the resolver's state whose membership tests are facts read."""
+
+    def __new__(cls, data, prefix: str, log: _Log):
+        out = super().__new__(cls, data)
+        out.prefix, out.log = prefix, log
+        return out
+
+    def __contains__(self, key) -> bool:
+        if self.log.reads is not None:
+            self.log.reads.add(f"{self.prefix}{key}")
+        return super().__contains__(key)
+
+
+def _memo(log: _Log, function: Callable) -> Callable:
+    """`function` with its answers kept, each with the facts it read: an answer given again from
+    the cache records them again for the file that asks."""
+    cache: dict = {}
+
+    def run(*args):
+        hit = cache.get(args)
+        if hit is None:
+            outer, log.reads = log.reads, set()
+            try:
+                value = function(*args)
+            finally:
+                read, log.reads = log.reads, outer
+            hit = cache[args] = (value, read)
+        if log.reads is not None:
+            log.reads |= hit[1]
+        return hit[0]
+    return run
+
+
+# What the resolver keeps of the graph, each as facts of one kind (JavaResolver.facts, _Read's prefix)
+_FACTS = {"classes": "class:", "members": "method:", "type_parameters": "tparams:", "more_bounds": "bounds:",
+          "parameters": "params:", "locals": "locals:", "local_classes": "lclass:", "files": "file:",
+          "packages": "package:"}
 
 
 @dataclass
@@ -176,12 +253,38 @@ class JavaResolver:
             else:
                 here.single[name] = f"{module}.{name}"
         self._busy: set[str] = set()  # classes whose bases are being resolved
-        self._parameter_types: dict[str, list[str | None]] = {}
         self._depth = 0  # expressions being typed, one inside another
-        # answers per build: the caches go with the resolver
-        self.resolve_type = functools.lru_cache(maxsize=1 << 16)(self._resolve_type)
-        self.supertypes = functools.lru_cache(maxsize=1 << 16)(self._supertypes)
-        self.ancestors = functools.lru_cache(maxsize=1 << 16)(self._ancestors)
+        # From here on every lookup of the state is a fact read (_Log); answers per build are
+        # kept with the facts they read (_memo), and go with the resolver.
+        self.log = _Log()
+        for klass in self.classes.values():
+            klass.members = _Read(klass.members, f"member:{klass.qualname}#", self.log)
+        for name, prefix in _FACTS.items():
+            held = getattr(self, name)
+            setattr(self, name, _ReadSet(held, prefix, self.log) if isinstance(held, set) else
+                    _Read({k: dict(v) if isinstance(v, defaultdict) else v for k, v in held.items()}, prefix, self.log))
+        self.resolve_type = _memo(self.log, self._resolve_type)
+        self.supertypes = _memo(self.log, self._supertypes)
+        self.ancestors = _memo(self.log, self._ancestors)
+        self.parameter_types = _memo(self.log, self._parameter_types)
+
+    def facts(self) -> dict[str, object]:
+        """Every fact this resolver's state holds, keyed as answers read them (_FACTS; a class's
+        members by name): a resolver of some files' rows before and after their change differs
+        where an answer of another file that read them may differ."""
+        out: dict[str, object] = {}
+        for name, prefix in _FACTS.items():
+            held = getattr(self, name)
+            for key in (held if isinstance(held, frozenset) else dict.keys(held)):
+                value = True if isinstance(held, frozenset) else dict.__getitem__(held, key)
+                if isinstance(value, _Class):
+                    for member, rows in dict.items(value.members):
+                        out[f"member:{key}#{member}"] = _frozen(rows)
+                    value = (value.kind, value.file_id, value.outer, value.bases, value.method)
+                elif isinstance(value, _File):
+                    value = vars(value)
+                out[f"{prefix}{key}"] = _frozen(value)
+        return out
 
     def _outer(self, qualname: str, scope: str | None) -> str | None:
         """The class a class is declared in: the class it is a member of (`p.Outer.Inner`,
@@ -391,13 +494,9 @@ class JavaResolver:
             method = around.method if around is not None else None
         return None
 
-    def parameter_types(self, method: str) -> list[str | None]:
-        found = self._parameter_types.get(method)
-        if found is None:
-            owner = self.members[method][0] if method in self.members else None
-            found = self._parameter_types[method] = [self.type_string(p[2], owner, method=method)
-                                                     for p in self.parameters.get(method, ())]
-        return found
+    def _parameter_types(self, method: str) -> list[str | None]:
+        owner = self.members[method][0] if method in self.members else None
+        return [self.type_string(p[2], owner, method=method) for p in self.parameters.get(method, ())]
 
     def is_subtype(self, sub: str, sup: str) -> bool:
         """JLS 4.10: a reference type of its supertypes, arrays covariantly; `null` of any reference."""
@@ -789,6 +888,15 @@ def _type_arguments(written: str) -> list[str]:
     return [a for a in out if a]
 
 
+def _frozen(value):
+    """A value of the resolver's state, comparable and hashable."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
 _LOCAL_CLASS = re.compile(r"\$\d+([A-Za-z_$][\w$]*)$")
 
 
@@ -809,8 +917,13 @@ def _expression(text: str):
     return value if value is not None and not value.has_error else None
 
 
-def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """imports, calls, refs and inheritance with their resolution columns."""
+def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes: pa.Table
+                   ) -> tuple[dict[str, pa.Table], pa.Table]:
+    """imports, calls, refs and inheritance with their resolution columns, the classes' resolved
+    bases (id, base_qualnames), and the `reads` rows: the facts each file's answers read."""
+    log = resolver.log
+    reads: dict[int, set[str]] = defaultdict(set)
+
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
             kind = pa.bool_() if name == "alternative" else pa.string()
@@ -820,7 +933,9 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table]) -> dict[
     out = {}
     imports = tables["imports"]
     values = []
-    for module, name, level, star in zip(*column_lists(imports, ("imported_module", "name", "level", "is_star"))):
+    for file_id, module, name, level, star in zip(*column_lists(
+            imports, ("file_id", "imported_module", "name", "level", "is_star"))):
+        log.reads = reads[file_id]
         if star:
             known = module in resolver.packages or module in resolver.classes
             values.append((module if known else None, None, "module" if known else None))
@@ -836,97 +951,92 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table]) -> dict[
     out["imports"] = with_columns(imports, RESOLVED_COLUMNS["imports"], values)
     calls = tables["calls"]
     values = []
-    for text, kind, arguments, caller, line in zip(*column_lists(
-            calls, ("callee_text", "kind", "arguments", "caller_qualname", "line"))):
+    for file_id, text, kind, arguments, caller, line in zip(*column_lists(
+            calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))):
+        log.reads = reads[file_id]
         answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
         values.append((False, *(answer or (None, None))))
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
     out["refs"] = with_columns(tables["refs"], RESOLVED_COLUMNS["refs"], [(None, None)] * tables["refs"].num_rows)
     inheritance = tables["inheritance"]
     values = []
-    for klass, base in zip(*column_lists(inheritance, ("class_qualname", "base_text"))):
+    for file_id, klass, base in zip(*column_lists(inheritance, ("file_id", "class_qualname", "base_text"))):
+        log.reads = reads[file_id]
         held = resolver.classes.get(klass)
         found = resolver.resolve_type(base, held.outer, held.file_id) if held else None
         values.append(found if found else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
-    return out
-
-
-def class_bases(resolver: JavaResolver, classes: pa.Table) -> pa.Table:
-    ids, qualnames = column_lists(classes, ("id", "qualname"))
-    return pa.table({"id": pa.array(ids, pa.int64()), "base_qualnames": pa.array(
-        [list(resolver.supertypes(q)) for q in qualnames], pa.list_(pa.string()))})
+    bases = []
+    for file_id, qualname in zip(*column_lists(classes, ("file_id", "qualname"))):
+        log.reads = reads[file_id]
+        bases.append(list(resolver.supertypes(qualname)))
+    log.reads = None
+    out["reads"] = pa.table({"file_id": pa.array([f for f, keys in reads.items() for _ in keys], pa.int64()),
+                             "key": pa.array([k for keys in reads.values() for k in sorted(keys)], pa.string())})
+    return out, pa.table({"id": pa.array(classes.column("id").to_pylist(), pa.int64()),
+                          "base_qualnames": pa.array(bases, pa.list_(pa.string()))})
 
 
 _READ = ("classes", "members", "parameters", "bindings", "imports", "inheritance")
-# What resolving one file reads of the others (JavaResolver's tables but a file's own locals): a
-# file whose rows here are unchanged changes no other file's answers.
-_INTERFACE: dict[str, tuple[str, ...]] = {
-    "classes": ("file_id", "qualname", "kind", "scope_qualname", "bases", "type_parameters"),
-    "members": ("class_qualname", "name", "qualname", "kind", "signature", "annotation", "type_parameters"),
-    "parameters": ("owner_qualname", "position", "name", "kind", "annotation"),
-    "imports": ("file_id", "imported_module", "name", "level", "is_star", "bound_name"),
-}
-
-
-def _hashable(row: tuple) -> tuple:
-    return tuple(tuple(v) if isinstance(v, list) else v for v in row)
+# What the resolver's state is made of besides a file's own locals (bindings): read for every Java file.
+_INTERFACE = ("classes", "members", "parameters", "imports")
+_JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
+# The files not resolved again whose answers read a fact that changed (_keys).
+_DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM _keys) AND {_JAVA}
+                 AND file_id NOT IN (SELECT file_id FROM _fresh)"""
 
 
 class JavaResolution(Resolution):
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
              emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
         resolver = JavaResolver(project, jdk_types())
-        for name, table in resolve_tables(resolver, project).items():
+        resolved, bases = resolve_tables(resolver, project, project["classes"])
+        for name, table in resolved.items():
             emit(name, table)
-        bases = class_bases(resolver, project["classes"])
         project.clear()
         library.clear()
         return lambda con: update_by_id(con, "classes", bases)
 
-    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> bool:
-        """Whether the changed files keep their interface (what the resolver reads of a file to
-        answer for another: _INTERFACE), compared with their rows still in the database: then
-        only they are resolved again."""
-        for name, columns in _INTERFACE.items():
-            cols = ", ".join(f'"{c}"' for c in columns)
-            old = con.execute(f'SELECT {cols} FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone) '
-                              "AND file_id IN (SELECT file_id FROM files WHERE language = 'java')").fetchall()
-            new = list(zip(*column_lists(fresh[name], columns))) if fresh[name].num_rows else []
-            if Counter(map(_hashable, old)) != Counter(map(_hashable, new)):
-                return False
-        return True
+    def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> list[str]:
+        """The facts (JavaResolver.facts) the changed files' rows gave and give now that differ,
+        read while their old rows are still in the database: an edit of a method's body changes
+        none another file reads."""
+        def fetch(name: str) -> pa.Table:
+            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
+            return con.execute(f'SELECT {cols} FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone) '
+                               f"AND {_JAVA}").to_arrow_table()
 
-    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: bool, fresh: dict[str, pa.Table],
+        jdk = jdk_types()
+        before = JavaResolver({name: fetch(name) for name in _READ}, jdk).facts()
+        after = JavaResolver(fresh, jdk).facts()
+        return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+
+    def apply_update(self, con: duckdb.DuckDBPyConnection, plan: list[str], fresh: dict[str, pa.Table],
                      modules: dict[int, str]) -> int:
-        where = ("WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java') "
-                 "AND file_id NOT IN (SELECT file_id FROM _fresh)")
+        """Resolve the changed files and the files whose answers read a fact that changed (the
+        `reads` table), against the state of every Java file; the number of those others."""
+        register_values(con, "_keys", plan)
+        dirty = [r[0] for r in con.execute(_DIRTY_SQL).fetchall()]
+        register_values(con, "_ids", dirty, pa.int64())
+        con.execute("CREATE OR REPLACE TEMP TABLE _dirty AS SELECT v AS file_id FROM _ids")
+        others = f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
+        mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
         def fetch(name: str, clause: str) -> pa.Table:
             cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
             return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
 
-        if plan:  # the others' answers read nothing that changed: the changed files alone, against their interface
-            tables = {name: concat(name, [fetch(name, where), fresh[name]]) for name in _INTERFACE}
-            tables["bindings"] = fresh["bindings"]
-            resolver = JavaResolver(tables, jdk_types())
-            for name, table in resolve_tables(resolver, fresh).items():
-                insert_arrow(con, name, table)
-            update_by_id(con, "classes", class_bases(resolver, fresh["classes"]))
-            return 0
-        others = con.execute(f"SELECT count(*) FROM files {where}").fetchone()[0]
-        tables = {name: concat(name, [fetch(name, where + (" AND NOT coalesce(alternative, false)"
-                                                           if name == "calls" else "")), fresh[name]])
-                  for name in RESOLVED_TABLES}
-        java = "WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java')"
-        for name in _READ:
-            if name not in RESOLVED_TABLES:
-                tables[name] = fetch(name, java)
-        for name in RESOLVED_TABLES:
-            con.execute(f'DELETE FROM "{name}" {where}')
-        resolver = JavaResolver(tables, jdk_types())
-        for name, table in resolve_tables(resolver, tables).items():
+        state = {name: concat(name, [fetch(name, others), fresh[name]]) for name in _INTERFACE}
+        state["bindings"] = concat("bindings", [fetch("bindings", mine), fresh["bindings"]])
+        resolver = JavaResolver(state, jdk_types())
+        again = {name: concat(name, [fetch(name, mine + (" AND NOT coalesce(alternative, false)"
+                                                         if name == "calls" else "")), fresh[name]])
+                 for name in RESOLVED_TABLES}
+        classes = concat("classes", [fetch("classes", mine), fresh["classes"]])
+        for name in (*RESOLVED_TABLES, "reads"):
+            con.execute(f'DELETE FROM "{name}" {mine}')
+        resolved, bases = resolve_tables(resolver, again, classes)
+        for name, table in resolved.items():
             insert_arrow(con, name, table)
-        update_by_id(con, "classes", class_bases(resolver, tables["classes"]))
-        return others
-
+        update_by_id(con, "classes", bases)
+        return len(dirty)
