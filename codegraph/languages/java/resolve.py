@@ -104,7 +104,7 @@ class _Log:
     __slots__ = ("reads",)
 
     def __init__(self) -> None:
-        self.reads: set[str] | None = None
+        self.reads: set[tuple[str, object]] | None = None  # (kind prefix, key): the fact `prefix + key`
 
 
 class _Read(dict):
@@ -117,19 +117,22 @@ class _Read(dict):
         self.prefix, self.log = prefix, log
 
     def get(self, key, default=None):
-        if self.log.reads is not None:
-            self.log.reads.add(f"{self.prefix}{key}")
-        return super().get(key, default)
+        reads = self.log.reads
+        if reads is not None:  # (prefix, key): a tuple costs half of a string made here
+            reads.add((self.prefix, key))
+        return dict.get(self, key, default)
 
     def __getitem__(self, key):
-        if self.log.reads is not None:
-            self.log.reads.add(f"{self.prefix}{key}")
-        return super().__getitem__(key)
+        reads = self.log.reads
+        if reads is not None:
+            reads.add((self.prefix, key))
+        return dict.__getitem__(self, key)
 
     def __contains__(self, key) -> bool:
-        if self.log.reads is not None:
-            self.log.reads.add(f"{self.prefix}{key}")
-        return super().__contains__(key)
+        reads = self.log.reads
+        if reads is not None:
+            reads.add((self.prefix, key))
+        return dict.__contains__(self, key)
 
 
 class _ReadSet(frozenset):
@@ -141,9 +144,10 @@ class _ReadSet(frozenset):
         return out
 
     def __contains__(self, key) -> bool:
-        if self.log.reads is not None:
-            self.log.reads.add(f"{self.prefix}{key}")
-        return super().__contains__(key)
+        reads = self.log.reads
+        if reads is not None:
+            reads.add((self.prefix, key))
+        return frozenset.__contains__(self, key)
 
 
 def _memo(log: _Log, function: Callable) -> Callable:
@@ -922,7 +926,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     """imports, calls, refs and inheritance with their resolution columns, the classes' resolved
     bases (id, base_qualnames), and the `reads` rows: the facts each file's answers read."""
     log = resolver.log
-    reads: dict[int, set[str]] = defaultdict(set)
+    reads: dict[int, set[tuple[str, object]]] = defaultdict(set)
 
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
@@ -971,8 +975,9 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
         log.reads = reads[file_id]
         bases.append(list(resolver.supertypes(qualname)))
     log.reads = None
-    out["reads"] = pa.table({"file_id": pa.array([f for f, keys in reads.items() for _ in keys], pa.int64()),
-                             "key": pa.array([k for keys in reads.values() for k in sorted(keys)], pa.string())})
+    facts = {file_id: sorted({f"{prefix}{key}" for prefix, key in keys}) for file_id, keys in reads.items()}
+    out["reads"] = pa.table({"file_id": pa.array([f for f, keys in facts.items() for _ in keys], pa.int64()),
+                             "key": pa.array([k for keys in facts.values() for k in keys], pa.string())})
     return out, pa.table({"id": pa.array(classes.column("id").to_pylist(), pa.int64()),
                           "base_qualnames": pa.array(bases, pa.list_(pa.string()))})
 
