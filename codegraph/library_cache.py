@@ -141,8 +141,6 @@ class LibraryCache:
         self.con.close()
 
 
-
-
 # -- resolved layers ------------------------------------------------------------------------------
 # A layer's rows as a graph holds them (every LAYERED table, resolved), one Parquet file per table
 # in a folder of its own under cachedir.layers_folder(): written once, never changed, read in place

@@ -408,11 +408,6 @@ LAYERED: tuple[str, ...] = ("files", *EXTRACTED)
 # The extracted tables inserted only once their rows are resolved (classes get their resolved
 # bases by an UPDATE after they are in): a language without a resolution inserts them as they are.
 RESOLVED_TABLES: tuple[str, ...] = ("imports", "calls", "refs", "inheritance")
-# The columns resolution sets on the other extracted tables once their rows are in, each row
-# found by its id: {"classes": ("base_qualnames",)}.
-RESOLVED_LATER: dict[str, tuple[str, ...]] = {
-    name: later for name in EXTRACTED if name not in RESOLVED_TABLES
-    and (later := tuple(c.name for c in BY_NAME[name].columns if c.stage == "resolve"))}
 
 
 def ddl(embedding_dim: int | None = None) -> str:
