@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import java_update_replay as replay
 from benchmarks import retrieval_bench
 from benchmarks.dynamic_callgraph import MISS_KINDS, miss_kinds, sample_edges
 from benchmarks.javac_callgraph import oracle_edges, static_edges
@@ -398,3 +399,20 @@ def test_repoclassbench_java_reads_surefire_reports_by_test_class(tmp_path):
     found = surefire(tmp_path)
     assert found["FooTest"] == {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}
     assert found["BarTest"]["tests"] == 1 and found["BarTest"]["failures"] == 0
+
+
+def test_the_java_update_replay_edits_interfaces_and_compares_with_a_rebuild(tmp_path):
+    """benchmarks.java_update_replay: each edit changes the interface it names, and a step
+    updates, rebuilds beside and compares (a graph left unresolved would differ)."""
+    tree = tmp_path / "p" / "src" / "main" / "java" / "p"
+    tree.mkdir(parents=True)
+    (tree / "Base.java").write_text("package p;\npublic class Base { public void run(int n) { } }\n")
+    (tree / "Kid.java").write_text("package p;\npublic class Kid extends Base { void go() { run(1); } }\n")
+    kid, base = (tree / "Kid.java").read_bytes(), (tree / "Base.java").read_bytes()
+    assert b"extends" not in replay._unbased(kid) and b"run(Object codegraphAdded)" in replay._overload(base)
+    assert b"void run" not in replay._removed(base) and replay._unbased(base) is None
+    root, db = tmp_path / "p", tmp_path / "g.duckdb"
+    index_repository(root, db, embed=False, libraries=False)
+    (tree / "Base.java").write_bytes(replay._removed(base))
+    step = replay._step(root, db, tmp_path, "removed", 2)
+    assert step["equal"] and step["mode"] == "update" and step["other_files_reresolved"] == 1
