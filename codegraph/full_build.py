@@ -139,8 +139,7 @@ def full_build(build: Build) -> None:
             for write in after:
                 write(con)
             insert_rows(con, "files", file_rows)
-            if reused is None:
-                insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
+            insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
             if library is not None:
                 db.set_meta(con, **library.meta(), library_imports=json.dumps(direct),

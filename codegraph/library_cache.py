@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from .cachedir import cache_folder, layers_folder
 from .columns import arrow_schema, insert_arrow, insert_rows
-from .schema import BY_NAME, EXTRACTED, LAYERED, SCHEMA_VERSION
+from .schema import BY_NAME, EXTRACTED, SCHEMA_VERSION
 from .sources import SourceFile
 
 _SEQ = "_seq"  # a row's place in its file's extraction: rows come back in the order they were made
@@ -142,10 +142,12 @@ class LibraryCache:
 
 
 # -- resolved layers ------------------------------------------------------------------------------
-# A layer's rows as a graph holds them (every LAYERED table, resolved), one Parquet file per table
+# A layer's rows as a graph holds them (the EXTRACTED tables, resolved), one Parquet file per table
 # in a folder of its own under cachedir.layers_folder(): written once, never changed, read in place
 # by every graph whose library layer it is (the graph's `library` tables are views of these files),
-# so a build that finds its layer writes none of the library's rows.
+# so a build that finds its layer writes none of the library's rows. Not its `files`: their sizes
+# and modification times are each build's own (a file touched, its contents the same, is the same
+# layer), and an update compares them with the disk.
 
 MAX_LAYERS = 16  # layers kept of this codegraph version, the least recently used dropped first (not today's)
 _STALE_DAYS = 30  # another version's layers are dropped once none was used for this long
@@ -157,7 +159,7 @@ def _layers_here() -> Path:
 
 
 def layer_files(folder: Path) -> dict[str, Path]:
-    return {name: folder / f"{name}.parquet" for name in LAYERED}
+    return {name: folder / f"{name}.parquet" for name in EXTRACTED}
 
 
 def find_layer(key: str) -> Path | None:

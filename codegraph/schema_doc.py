@@ -69,7 +69,7 @@ def schema_markdown() -> str:
             "the interpreter",
             "describes it (functions with their signatures, classes with their methods, other names with their types)",
             "and that text is indexed as the file `<builtin>/NAME.py`.",
-            "When the library cache holds the layer's resolution, these are views of its Parquet files in the cache",
+            "When the library cache holds the layer's resolution, these (but `files`) are views of its Parquet files in the cache",
             "folder (`~/.cache/codegraph/layers/`, shared by every project with the same layer; the graph file",
             "holds no library row): a `duckdb` shell reads them as it reads tables. A graph whose layer was",
             "cleared from the cache asks for `codegraph index`, which rebuilds it.", "", "## Views", ""]
