@@ -101,10 +101,15 @@ class _Log:
     `kind:name`: the file being resolved records them in `reads`, and an update re-resolves a
     file when a fact it read changed (JavaResolver.facts)."""
 
-    __slots__ = ("reads",)
+    __slots__ = ("reads", "merged")
 
     def __init__(self) -> None:
         self.reads: set[tuple[str, object]] | None = None  # (kind prefix, key): the fact `prefix + key`
+        self.merged: set[int] = set()  # the cached answers' facts already in `reads` (by the id of their set)
+
+    def into(self, reads: set | None, merged: set[int]) -> None:
+        """Record into `reads` from now on."""
+        self.reads, self.merged = reads, merged
 
 
 class _Read(dict):
@@ -158,13 +163,16 @@ def _memo(log: _Log, function: Callable) -> Callable:
     def run(*args):
         hit = cache.get(args)
         if hit is None:
-            outer, log.reads = log.reads, set()
+            outer, merged = log.reads, log.merged
+            log.into(set(), set())
             try:
                 value = function(*args)
             finally:
-                read, log.reads = log.reads, outer
+                read = log.reads
+                log.into(outer, merged)
             hit = cache[args] = (value, read)
-        if log.reads is not None:
+        if log.reads is not None and id(hit[1]) not in log.merged:  # each answer's facts once per file
+            log.merged.add(id(hit[1]))
             log.reads |= hit[1]
         return hit[0]
     return run
@@ -927,6 +935,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     bases (id, base_qualnames), and the `reads` rows: the facts each file's answers read."""
     log = resolver.log
     reads: dict[int, set[tuple[str, object]]] = defaultdict(set)
+    merged: dict[int, set[int]] = defaultdict(set)
 
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
@@ -939,7 +948,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     values = []
     for file_id, module, name, level, star in zip(*column_lists(
             imports, ("file_id", "imported_module", "name", "level", "is_star"))):
-        log.reads = reads[file_id]
+        log.into(reads[file_id], merged[file_id])
         if star:
             known = module in resolver.packages or module in resolver.classes
             values.append((module if known else None, None, "module" if known else None))
@@ -957,7 +966,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     values = []
     for file_id, text, kind, arguments, caller, line in zip(*column_lists(
             calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))):
-        log.reads = reads[file_id]
+        log.into(reads[file_id], merged[file_id])
         answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
         values.append((False, *(answer or (None, None))))
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
@@ -965,16 +974,16 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     inheritance = tables["inheritance"]
     values = []
     for file_id, klass, base in zip(*column_lists(inheritance, ("file_id", "class_qualname", "base_text"))):
-        log.reads = reads[file_id]
+        log.into(reads[file_id], merged[file_id])
         held = resolver.classes.get(klass)
         found = resolver.resolve_type(base, held.outer, held.file_id) if held else None
         values.append(found if found else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
     bases = []
     for file_id, qualname in zip(*column_lists(classes, ("file_id", "qualname"))):
-        log.reads = reads[file_id]
+        log.into(reads[file_id], merged[file_id])
         bases.append(list(resolver.supertypes(qualname)))
-    log.reads = None
+    log.into(None, set())
     facts = {file_id: sorted({f"{prefix}{key}" for prefix, key in keys}) for file_id, keys in reads.items()}
     out["reads"] = pa.table({"file_id": pa.array([f for f, keys in facts.items() for _ in keys], pa.int64()),
                              "key": pa.array([k for keys in facts.values() for k in keys], pa.string())})
