@@ -97,9 +97,9 @@ def _bare(type_text: str | None) -> str | None:
 
 
 class _Log:
-    """The facts of the graph the answers being made now read (JavaResolver.reading), each a key
-    `kind:name`: the file being resolved records them in `reads`, and an update re-resolves a
-    file when a fact it read changed (JavaResolver.facts)."""
+    """Where the facts read by the answers being made now go (JavaResolver.log), each a
+    (`kind:` prefix, key) pair: the set of the file being resolved, or of a cached answer being
+    made (_memo); an update resolves a file again when a fact it read changed (JavaResolver.facts)."""
 
     __slots__ = ("reads", "merged")
 
