@@ -63,6 +63,15 @@ def update_by_id(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
         con.unregister("_codegraph_set")
 
 
+def extracted(con: duckdb.DuckDBPyConnection, name: str, clause: str = "") -> pa.Table:
+    """The parser's columns of a table (`library.imports`: of that schema) as Arrow, the rows
+    `clause` (a WHERE) selects: what an update hands a resolver again."""
+    schema_name, _, bare = name.rpartition(".")
+    cols = ", ".join(f'"{c}"' for c in BY_NAME[bare].names("extract"))
+    source = f'{schema_name}."{bare}"' if schema_name else f'"{bare}"'
+    return con.execute(f"SELECT {cols} FROM {source} {clause}").to_arrow_table()
+
+
 def register_values(con: duckdb.DuckDBPyConnection, name: str, values, kind: pa.DataType = pa.string()) -> None:
     """Values for SQL as the one-column table `name` (column v), read as `x IN (SELECT v FROM name)`:
     bound as a parameter, a list costs about 70 µs a value (0.36 s for 5,000) and list_contains

@@ -30,7 +30,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from ...columns import column_lists, concat, insert_arrow, register_values, update_by_id
+from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
 from ...schema import BY_NAME, RESOLVED_TABLES
 from ..base import Emit, Resolution
 from .extract import _PARSER, erased, plain_type
@@ -937,6 +937,9 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     reads: dict[int, set[tuple[str, object]]] = defaultdict(set)
     merged: dict[int, set[int]] = defaultdict(set)
 
+    def reading(file_id: int) -> None:  # the answers made next are this file's
+        log.into(reads[file_id], merged[file_id])
+
     def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
         for i, name in enumerate(names):
             kind = pa.bool_() if name == "alternative" else pa.string()
@@ -948,7 +951,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     values = []
     for file_id, module, name, level, star in zip(*column_lists(
             imports, ("file_id", "imported_module", "name", "level", "is_star"))):
-        log.into(reads[file_id], merged[file_id])
+        reading(file_id)
         if star:
             known = module in resolver.packages or module in resolver.classes
             values.append((module if known else None, None, "module" if known else None))
@@ -966,7 +969,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     values = []
     for file_id, text, kind, arguments, caller, line in zip(*column_lists(
             calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))):
-        log.into(reads[file_id], merged[file_id])
+        reading(file_id)
         answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
         values.append((False, *(answer or (None, None))))
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
@@ -974,14 +977,14 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     inheritance = tables["inheritance"]
     values = []
     for file_id, klass, base in zip(*column_lists(inheritance, ("file_id", "class_qualname", "base_text"))):
-        log.into(reads[file_id], merged[file_id])
+        reading(file_id)
         held = resolver.classes.get(klass)
         found = resolver.resolve_type(base, held.outer, held.file_id) if held else None
         values.append(found if found else (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
     bases = []
     for file_id, qualname in zip(*column_lists(classes, ("file_id", "qualname"))):
-        log.into(reads[file_id], merged[file_id])
+        reading(file_id)
         bases.append(list(resolver.supertypes(qualname)))
     log.into(None, set())
     facts = {file_id: sorted({f"{prefix}{key}" for prefix, key in keys}) for file_id, keys in reads.items()}
@@ -991,9 +994,9 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
                           "base_qualnames": pa.array(bases, pa.list_(pa.string()))})
 
 
-_READ = ("classes", "members", "parameters", "bindings", "imports", "inheritance")
 # What the resolver's state is made of besides a file's own locals (bindings): read for every Java file.
 _INTERFACE = ("classes", "members", "parameters", "imports")
+_STATE = (*_INTERFACE, "bindings")  # all of it (JavaResolver's tables)
 _JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
 # The files not resolved again whose answers read a fact that changed (_keys).
 _DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM _keys) AND {_JAVA}
@@ -1015,13 +1018,9 @@ class JavaResolution(Resolution):
         """The facts (JavaResolver.facts) the changed files' rows gave and give now that differ,
         read while their old rows are still in the database: an edit of a method's body changes
         none another file reads."""
-        def fetch(name: str) -> pa.Table:
-            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
-            return con.execute(f'SELECT {cols} FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone) '
-                               f"AND {_JAVA}").to_arrow_table()
-
+        gone = f"WHERE file_id IN (SELECT file_id FROM _gone) AND {_JAVA}"
         jdk = jdk_types()
-        before = JavaResolver({name: fetch(name) for name in _READ}, jdk).facts()
+        before = JavaResolver({name: extracted(con, name, gone) for name in _STATE}, jdk).facts()
         after = JavaResolver(fresh, jdk).facts()
         return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
 
@@ -1036,17 +1035,13 @@ class JavaResolution(Resolution):
         others = f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
-        def fetch(name: str, clause: str) -> pa.Table:
-            cols = ", ".join(f'"{c}"' for c in BY_NAME[name].names("extract"))
-            return con.execute(f'SELECT {cols} FROM "{name}" {clause}').to_arrow_table()
-
-        state = {name: concat(name, [fetch(name, others), fresh[name]]) for name in _INTERFACE}
-        state["bindings"] = concat("bindings", [fetch("bindings", mine), fresh["bindings"]])
+        state = {name: concat(name, [extracted(con, name, others), fresh[name]]) for name in _INTERFACE}
+        state["bindings"] = concat("bindings", [extracted(con, "bindings", mine), fresh["bindings"]])
         resolver = JavaResolver(state, jdk_types())
-        again = {name: concat(name, [fetch(name, mine + (" AND NOT coalesce(alternative, false)"
-                                                         if name == "calls" else "")), fresh[name]])
+        again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
+                                                                  if name == "calls" else "")), fresh[name]])
                  for name in RESOLVED_TABLES}
-        classes = concat("classes", [fetch("classes", mine), fresh["classes"]])
+        classes = concat("classes", [extracted(con, "classes", mine), fresh["classes"]])
         for name in (*RESOLVED_TABLES, "reads"):
             con.execute(f'DELETE FROM "{name}" {mine}')
         resolved, bases = resolve_tables(resolver, again, classes)

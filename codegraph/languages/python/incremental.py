@@ -13,8 +13,8 @@ from typing import Iterable
 import duckdb
 import pyarrow as pa
 
-from ...columns import column_lists, concat, register_values
-from ...schema import BY_NAME, CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
+from ...columns import column_lists, concat, extracted, register_values
+from ...schema import CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
 from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
@@ -727,14 +727,11 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     defs = stored_definitions(con)
     where = "WHERE file_id IN (SELECT file_id FROM _affected)"
 
-    def fetch(name: str, clause: str = "") -> pa.Table:
-        cols = ", ".join(f'"{c}"' for c in BY_NAME[name.rpartition(".")[2]].names("extract"))
-        return con.execute(f'SELECT {cols} FROM {name} {clause}').to_arrow_table()
-
     resolver = build_resolver(
         defs,
-        concat("imports", [fetch("imports"), fetch(f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-        concat("inheritance", [fetch("inheritance"), fetch(f"{LIBRARY_SCHEMA}.inheritance"), fresh["inheritance"]]),
+        concat("imports", [extracted(con, "imports"), extracted(con, f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
+        concat("inheritance", [extracted(con, "inheritance"), extracted(con, f"{LIBRARY_SCHEMA}.inheritance"),
+                               fresh["inheritance"]]),
         returns_of(con.execute(RETURNS_SQL).fetchall()),
     )
     resolver.scope_loader = ScopeLoader(con)
@@ -746,9 +743,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
                                                         .cast(written.schema)]), modules)
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
-    resolver.learn_scopes(*scope_keys({name: concat(name, [fetch(name, where), fresh[name]])
+    resolver.learn_scopes(*scope_keys({name: concat(name, [extracted(con, name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
-    calls = concat("calls", [fetch("calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
+    calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
     reached = set(plan.old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
                                                               "arguments"))
@@ -774,9 +771,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     if flowing:
         register_values(con, "_ids", sorted(flowing), pa.int64())
         con.execute("INSERT INTO _affected SELECT v FROM _ids")
-    redo = {name: concat(name, [fetch(name, where + (_FIRST_ROWS if name == "calls" else "")),
+    redo = {name: concat(name, [extracted(con, name, where + (_FIRST_ROWS if name == "calls" else "")),
                                   fresh[name]]) for name in RESOLVED_TABLES}
-    scopes = {name: concat(name, [fetch(name, where), fresh[name]]) for name in SCOPE_TABLES}
+    scopes = {name: concat(name, [extracted(con, name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     register_values(con, "_ids", sorted(fresh_ids), pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
@@ -784,11 +781,11 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     callers = sorted({site[-1] for site in sites})
     if callers:
         register_values(con, "_ids", callers, pa.int64())
-        resolver.learn_scopes(*scope_keys({name: fetch(name, "WHERE file_id IN (SELECT v FROM _ids)")
+        resolver.learn_scopes(*scope_keys({name: extracted(con, name, "WHERE file_id IN (SELECT v FROM _ids)")
                                            for name in SCOPE_TABLES}))
     for name in RESOLVED_TABLES:
         con.execute(f'DELETE FROM "{name}" {where}')
-    classes = concat("classes", [fetch("classes", where), fresh["classes"]])
+    classes = concat("classes", [extracted(con, "classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
                   in sites]
     write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
