@@ -8,8 +8,9 @@ the jars its code compiles against}. Each project's sources are compiled by java
 `javax.tools` API, through benchmarks/javac/CallOracle.java) and every method invocation, class
 instance creation and method reference is recorded with the method symbol attribution gave it,
 caller to callee, where both are the project's code. Nobody here chose those edges: they are the
-compiler's. The static graph is codegraph's index of the same files (`--no-embed`, no library
-layer), its calls rows that resolved into the project. Reported per project: recall (the
+compiler's. The static graph is codegraph's index of the same files (`--no-embed`), its calls
+rows that resolved into the project: once without a library layer, once with Java's (the JDK
+and the project's classpath jars as stubs, `with_layer`). Reported per project: recall (the
 compiler's edges the graph has), precision (the graph's edges the compiler has; for a virtual
 call the compiler's symbol is the declared method, so the row that names it counts), and samples
 of both kinds of difference. Maven Central is the only network this needs (MAVEN_REPOSITORY_URL
@@ -101,19 +102,33 @@ def measure(name: str, spec: dict, scratch: Path) -> dict:
     tree = unpack_sources(jar(spec["sources"], scratch, "sources"), root)
     classpath = [jar(c, scratch) for c in spec.get("classpath", ())]
     truth, said = oracle_edges(tree, classpath, scratch)
-    db = scratch / f"{name}.duckdb"
-    started = time.perf_counter()
-    index_repository(root, db, embed=False, libraries=False, full=True)
-    seconds = time.perf_counter() - started
-    static = static_edges(db)
-    found = truth & static
-    rng = random.Random(name)
-    return {"sources": spec["sources"], "javac": said, "index_seconds": round(seconds, 2),
-            "compiler_edges": len(truth), "static_edges": len(static), "both": len(found),
-            "recall": round(len(found) / len(truth), 4) if truth else None,
-            "precision": round(len(found) / len(static), 4) if static else None,
-            "missed_sample": sorted(rng.sample(sorted(truth - static), min(40, len(truth - static)))),
-            "extra_sample": sorted(rng.sample(sorted(static - truth), min(40, len(static - truth))))}
+    out = {"sources": spec["sources"], "javac": said, "compiler_edges": len(truth)}
+    for key, libraries in (("", False), ("with_layer", True)):
+        db = scratch / f"{name}{'-' + key if key else ''}.duckdb"
+        before = os.environ.get("CODEGRAPH_JAVA_CLASSPATH")
+        os.environ["CODEGRAPH_JAVA_CLASSPATH"] = os.pathsep.join(map(str, classpath))
+        try:
+            started = time.perf_counter()
+            index_repository(root, db, embed=False, libraries=libraries, full=True)
+            seconds = time.perf_counter() - started
+        finally:
+            if before is None:
+                os.environ.pop("CODEGRAPH_JAVA_CLASSPATH")
+            else:
+                os.environ["CODEGRAPH_JAVA_CLASSPATH"] = before
+        static = static_edges(db)
+        found = truth & static
+        rng = random.Random(name)
+        scored = {"index_seconds": round(seconds, 2), "static_edges": len(static), "both": len(found),
+                  "recall": round(len(found) / len(truth), 4) if truth else None,
+                  "precision": round(len(found) / len(static), 4) if static else None,
+                  "missed_sample": sorted(rng.sample(sorted(truth - static), min(40, len(truth - static)))),
+                  "extra_sample": sorted(rng.sample(sorted(static - truth), min(40, len(static - truth))))}
+        if key:
+            out[key] = scored
+        else:
+            out.update(scored)
+    return out
 
 
 def over_projects(module: str, doc: str, measure, options: dict[str, int], argv: list[str] | None = None,
@@ -160,8 +175,10 @@ def main(argv: list[str] | None = None) -> None:
         for name, spec in projects.items():
             result = measure(name, spec, Path(tmp))
             results["projects"][name] = result
+            layer = result["with_layer"]
             print(f"{name}: javac {result['compiler_edges']} edges, graph {result['static_edges']}; "
-                  f"recall {result['recall']}, precision {result['precision']} ({result['javac']})", flush=True)
+                  f"recall {result['recall']}, precision {result['precision']}; with the library layer "
+                  f"{layer['recall']}, {layer['precision']} ({result['javac']})", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -72,7 +72,8 @@ db_option = click.option(
                    "see the README) or hash (identifiers hashed, no dependency, ~100x faster to build); auto: minilm "
                    "where installed. An update keeps the model the database was built with unless one is named.")
 @click.option("--no-libraries", is_flag=True,
-              help="Leave out the standard library and packages the repository imports (layer stdlib / site).")
+              help="Leave out the code the repository imports: Python's standard library and packages (layer "
+                   "stdlib / site), Java's JDK and dependency jars (layer jdk / jar).")
 @click.option("--python", "python", type=click.Path(exists=True, dir_okay=False),
               help="The interpreter whose standard library and packages are indexed (run to find them). Default: "
                    "the repository's own virtualenv (.venv, venv or env), read from its files, never run; else an "

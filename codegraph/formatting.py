@@ -94,8 +94,8 @@ def index_summary(report, max_skips: int = 10) -> str:
         lines.append(f"  warning: {warning}")
     if c.get("library_files"):
         source = f" from {report.library_environment}" if getattr(report, "library_environment", "") else ""
-        lines.append(f"  library layer: {c['library_files']:,} files of the standard library and imported packages"
-                     f"{source} (layer stdlib / site; --no-libraries leaves them out)")
+        lines.append(f"  library layer: {c['library_files']:,} files of the code the repository imports{source} "
+                     "(all_<table>, layer stdlib / site / jdk / jar; --no-libraries leaves them out)")
         if getattr(report, "library_layer", ""):
             lines.append(f"  library layer read in place from the cache: {report.library_layer}")
     if "embeddings" in c:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
@@ -23,7 +24,7 @@ from .discover import DEFAULT_MAX_FILE_SIZE, discover
 from .errors import RepositoryError
 from .semantic.models import MODELS
 from .full_build import full_build
-from .languages import languages, suffixes
+from .languages import Library, languages, suffixes
 from .update import update
 
 def index_repository(
@@ -79,9 +80,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
 
     if target.exists():
         _refuse_foreign_file(target)
-    # one library layer per graph: the first language that has one (only Python, for now)
-    library = next((lib for lang in languages() if (lib := lang.library(python, root)) is not None), None) \
-        if libraries else None
+    library = _library(found, python, root) if libraries else None
     build = Build(root, target, found, Workers(jobs), progress, report, embed, library, resolve_jobs)
     try:
         if target.exists() and not full:
@@ -97,6 +96,15 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
         build.workers.close()
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _library(found, python: str | None, root: Path) -> Library | None:
+    """One library layer per graph: that of the language most of the repository's files are in
+    (ties: the registry's order) that has one."""
+    counts = Counter(f.language for f in found.files)
+    ranked = sorted((lang for lang in languages() if counts[lang.name] or not found.files),
+                    key=lambda lang: -counts[lang.name])
+    return next((lib for lang in ranked if (lib := lang.library(python, root)) is not None), None)
 
 
 def _prepare_folder(target: Path) -> None:

@@ -84,7 +84,9 @@ def _definition(**extra: Column) -> dict[str, Column]:
 
 
 _LAYER = Column("layer", "VARCHAR", "project (the repository's own code) | stdlib | site (a library the "
-                "repository imports: `path` then starts with <stdlib>/ or <site>/)", True, "extract", "project")
+                "repository imports: `path` then starts with <stdlib>/ or <site>/) | jdk | jar (Java's library "
+                "layer: stubs of the JDK's API and of the dependency jars' classes, declarations without code; "
+                "`path` starts with <java>/)", True, "extract", "project")
 # How extract.Extractor.value stores an expression.
 _SHORTENED = ("shortened to 240 characters, except a list, tuple, set or dict literal with an element (a dict's "
               "value) that is a name, an attribute or a call: kept whole up to 64 KiB")

@@ -106,7 +106,7 @@ def schema_summary() -> str:
     macros = schema.macros_sql()
     con = duckdb.connect(":memory:")
     con.execute(schema.ddl(DEFAULT_DIM))
-    out = ["Tables (the repository's code; all_<table> adds the standard library and imported packages, "
+    out = ["Tables (the repository's code; all_<table> adds the code it imports, the library layer, "
            "column `layer`):"]
     for table in schema.TABLES:
         if table.name == "meta":

@@ -65,8 +65,8 @@ def _cannot_update(meta: dict[str, str], build: Build) -> str | None:
         return f"{target} indexes {meta.get('repo_root')}, not {root}"
     if meta.get("tool_version") != __version__:
         return f"{target} was built by codegraph {meta.get('tool_version')}"
-    if (library is None) != (not meta.get("library_python")) or \
-            (library is not None and meta.get("library_python") != library.identity()):
+    if (library is None) != (not meta.get("library_identity")) or \
+            (library is not None and meta.get("library_identity") != library.identity()):
         return f"{target} was built with other library settings"
     return None
 

@@ -1,8 +1,8 @@
 """Java: tree-sitter-java for the rows (extract.py), names resolved through declared types
-(resolve.py), the JDK's public types read from the JDK on the PATH (jdk.py), javac as the checker
-(check.py) and its messages' rule table (rules.py). The JDK and dependency jars as a library
-layer of the graph are to come: until then a name outside the repository resolves to its dotted
-path (`external`)."""
+(resolve.py), the JDK's public types read from the JDK on the PATH (jdk.py), the JDK's API and
+the project's dependency jars as the library layer (library.py: stubs of their declarations),
+javac as the checker (check.py) and its messages' rule table (rules.py). A name in no layer
+resolves to its dotted path (`external`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import maven
-from ..base import FileFacts, Language, Resolution, Spliced, TestPlan, register
+from ..base import FileFacts, Language, Library, Resolution, Spliced, TestPlan, register
 from ..checks import Checker, Diagnostic, Rule
 from .check import JavacChecker, package_of
+from .library import java_library
 from .rules import CATEGORIES, LOCAL_ONLY, RULES, SYNTAX_ERRORS
 
 _TYPE_KINDS = frozenset({"class", "interface", "enum", "record", "annotation"})
@@ -170,6 +171,9 @@ class Java(Language):
             if package in unseen or (static and package.rpartition(".")[0] in unseen):
                 hidden.add(name)
         return [d for d in kept if not (d.symbol.startswith("cant.resolve") and self.undefined_name(d) in hidden)]
+
+    def library(self, python: str | None, root: Path | None = None) -> Library | None:
+        return java_library(root) if root is not None else None
 
     def resolution(self) -> Resolution:
         # loaded when a build asks, as the extractor is when a Java file is read

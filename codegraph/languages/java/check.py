@@ -133,23 +133,39 @@ def reactor_sources(classpath: str) -> list[Path]:
     return roots
 
 
+def _cached_classpath(pom: Path) -> Path | None:
+    """Where Maven's answer for this pom.xml (its path and contents) is kept."""
+    cache = cache_folder()
+    key = hashlib.sha256(pom.read_bytes() + str(pom).encode()).hexdigest()[:16]
+    return cache / "java-classpath" / f"{key}.txt" if cache is not None else None
+
+
+def known_classpath(folder: Path) -> str | None:
+    """The classpath of the project holding `folder` without running Maven: CODEGRAPH_JAVA_CLASSPATH,
+    or what Maven answered before for its pom.xml (maven_classpath); None when neither is there."""
+    configured = os.environ.get("CODEGRAPH_JAVA_CLASSPATH")
+    if configured is not None:
+        return configured
+    pom = _pom_above(folder)
+    cached = _cached_classpath(pom) if pom is not None else None
+    if cached is not None and cached.is_file():
+        return cached.read_text(encoding="utf-8").strip()
+    return None
+
+
 def maven_classpath(folder: Path) -> str:
     """The dependency classpath of the Maven project holding `folder` ('' when there is none, or
     Maven cannot tell: javac then reports the missing packages, and keep() drops those the
     repository imports elsewhere); a module of a reactor whose other modules it needs is asked
     through the reactor (`_reactor_classpath`)."""
-    configured = os.environ.get("CODEGRAPH_JAVA_CLASSPATH")
-    if configured is not None:
-        return configured
+    known = known_classpath(folder)
+    if known is not None:
+        return known
     pom = _pom_above(folder)
     mvn = shutil.which("mvn")
     if pom is None or mvn is None:
         return ""
-    key = hashlib.sha256(pom.read_bytes() + str(pom).encode()).hexdigest()[:16]
-    cache = cache_folder()
-    cached = cache / "java-classpath" / f"{key}.txt" if cache is not None else None
-    if cached is not None and cached.is_file():
-        return cached.read_text(encoding="utf-8").strip()
+    cached = _cached_classpath(pom)
     with tempfile.TemporaryDirectory(prefix="codegraph-classpath-") as tmp:
         classpath = _build_classpath(mvn, pom, Path(tmp) / "classpath.txt")
         top = _reactor_pom(pom) if classpath is None else None

@@ -43,7 +43,9 @@ class JdkTypes:
         return out
 
 
-def _version(java: str) -> str | None:
+@functools.lru_cache(maxsize=4)
+def java_version(java: str) -> str | None:
+    """What `java -version` says (None when it fails): what the JDK's cached lists are keyed by."""
     try:
         done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
@@ -57,7 +59,7 @@ def jdk_types() -> JdkTypes | None:
     java = shutil.which("java")
     if os.environ.get("CODEGRAPH_JDK") == "off" or java is None:
         return None
-    version = _version(java)
+    version = java_version(java)
     if version is None:
         return None
     key = hashlib.sha256(f"{version}\n{_LISTER.read_bytes().hex()}\n{MODULES}".encode()).hexdigest()[:16]

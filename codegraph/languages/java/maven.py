@@ -47,6 +47,97 @@ def local_repository() -> Path:
     return Path.home() / ".m2" / "repository"
 
 
+_PROPERTY = re.compile(r"\$\{([^}]+)\}")
+_MAX_POMS, _MAX_POM_BYTES = 200, 1 << 20
+
+
+def _pom(path: Path) -> ET.Element | None:
+    try:
+        if path.is_symlink() or path.stat().st_size > _MAX_POM_BYTES:
+            return None
+        return ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+
+
+def _child(element: ET.Element | None, *path: str) -> ET.Element | None:
+    """A child by local names, whatever the namespace (`project/dependencies`)."""
+    for name in path:
+        if element is None:
+            return None
+        element = next((c for c in element if c.tag.rpartition("}")[2] == name), None)
+    return element
+
+
+def _children(element: ET.Element | None, *path: str) -> list[ET.Element]:
+    found = _child(element, *path)
+    return list(found) if found is not None else []
+
+
+def _text(element: ET.Element | None, *path: str) -> str:
+    found = _child(element, *path)
+    return (found.text or "").strip() if found is not None else ""
+
+
+def declared_jars(root: Path) -> list[Path]:
+    """The jars of the dependencies the repository's pom.xml files declare (with versions from
+    their properties, their parents' in the repository and their dependencyManagement), where the
+    local Maven repository holds them: read without running Maven. Transitive dependencies and
+    versions from a parent outside the repository are not known this way."""
+    poms = []
+    for folder, dirs, files in os.walk(root):  # links are not followed
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("target", "node_modules", "src"))
+        if "pom.xml" in files:
+            poms.append(Path(folder) / "pom.xml")
+        if len(poms) >= _MAX_POMS:
+            break
+    parsed = {pom: element for pom in poms if (element := _pom(pom)) is not None}
+
+    def chain(pom: Path) -> list[ET.Element]:  # the pom, then its parents in the repository
+        out, seen = [], set()
+        while pom in parsed and pom not in seen:
+            seen.add(pom)
+            element = parsed[pom]
+            out.append(element)
+            relative = _text(element, "parent", "relativePath") or "../pom.xml"
+            if _child(element, "parent") is None:
+                break
+            pom = Path(os.path.normpath(pom.parent / relative))
+            pom = pom / "pom.xml" if pom.suffix != ".xml" else pom
+        return out
+
+    repository, jars = local_repository(), []
+    for pom in parsed:
+        elements = chain(pom)
+        properties: dict[str, str] = {}
+        managed: dict[tuple[str, str], str] = {}
+        for element in reversed(elements):  # the nearest pom's values win
+            version = _text(element, "version") or _text(element, "parent", "version")
+            properties.update({"project.version": version, "version": version})
+            for prop in _children(element, "properties"):
+                properties[prop.tag.rpartition("}")[2]] = (prop.text or "").strip()
+            for dep in _children(element, "dependencyManagement", "dependencies"):
+                managed[(_text(dep, "groupId"), _text(dep, "artifactId"))] = _text(dep, "version")
+
+        def value(text: str) -> str:
+            for _ in range(8):  # properties that name properties, a few levels deep
+                text = _PROPERTY.sub(lambda m: properties.get(m.group(1), m.group(0)), text)
+            return text
+
+        for dep in _children(elements[0], "dependencies"):
+            group, artifact = value(_text(dep, "groupId")), value(_text(dep, "artifactId"))
+            version = value(_text(dep, "version") or managed.get((_text(dep, "groupId"), _text(dep, "artifactId")), ""))
+            if _text(dep, "type") not in ("", "jar") or _text(dep, "scope") in ("system", "import") or \
+                    not (group and artifact and version) or "$" in group + artifact + version or ".." in group + artifact + version:
+                continue
+            classifier = value(_text(dep, "classifier"))
+            name = f"{artifact}-{version}{'-' + classifier if classifier else ''}.jar"
+            jar = repository.joinpath(*group.split("."), artifact, version, name)
+            if jar.is_file() and jar not in jars:
+                jars.append(jar)
+    return jars
+
+
 @dataclass(frozen=True)
 class Selection:
     """Where Maven runs (the reactor's top pom), the module the tests are in, and surefire's -Dtest."""

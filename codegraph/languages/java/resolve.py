@@ -31,7 +31,7 @@ import duckdb
 import pyarrow as pa
 
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
-from ...schema import BY_NAME, RESOLVED_TABLES
+from ...schema import BY_NAME, LIBRARY_SCHEMA, RESOLVED_TABLES
 from ..base import Emit, Resolution
 from .extract import _PARSER, erased, plain_type
 from .jdk import JdkTypes, jdk_types
@@ -205,8 +205,10 @@ class _File:
 
 
 class JavaResolver:
-    def __init__(self, tables: dict[str, pa.Table], jdk: JdkTypes | None = None):
+    def __init__(self, tables: dict[str, pa.Table], jdk: JdkTypes | None = None,
+                 library_files: frozenset[int] = frozenset()):
         self.jdk = jdk  # the JDK's public types, when a JDK is there (jdk.py)
+        self.library_files = library_files  # the files of `tables` that are the library layer's
         self.classes: dict[str, _Class] = {}
         self.members: dict[str, tuple] = {}  # qualname -> (class, name, kind, signature, annotation)
         for qualname, kind, file_id, scope, bases in zip(*column_lists(
@@ -297,6 +299,18 @@ class JavaResolver:
                     value = vars(value)
                 out[f"{prefix}{key}"] = _frozen(value)
         return out
+
+    def in_library(self, qualname: str) -> bool:
+        """Is this class or member (`a.C`, `a.C.m(int)`, `a.C.<init>`) the library layer's? Not a
+        fact a file's answer reads: the layer changes only with a rebuild."""
+        if not self.library_files:
+            return False
+        head = qualname.split("(")[0]
+        for candidate in (head, head.rpartition(".")[0]):
+            klass = dict.get(self.classes, candidate)
+            if klass is not None:
+                return klass.file_id in self.library_files
+        return False
 
     def _outer(self, qualname: str, scope: str | None) -> str | None:
         """The class a class is declared in: the class it is a member of (`p.Outer.Inner`,
@@ -929,6 +943,13 @@ def _expression(text: str):
     return value if value is not None and not value.has_error else None
 
 
+def _layered(resolver: JavaResolver, answer: tuple[str, str] | None) -> tuple[str, str] | None:
+    """An answer that ends in the library layer says so (resolution `library`, as Python's)."""
+    if answer is None or answer[1] == "external" or not resolver.in_library(answer[0]):
+        return answer
+    return answer[0], "library"
+
+
 def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes: pa.Table
                    ) -> tuple[dict[str, pa.Table], pa.Table]:
     """imports, calls, refs and inheritance with their resolution columns, the classes' resolved
@@ -971,7 +992,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
             calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))):
         reading(file_id)
         answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
-        values.append((False, *(answer or (None, None))))
+        values.append((False, *(_layered(resolver, answer) or (None, None))))
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
     out["refs"] = with_columns(tables["refs"], RESOLVED_COLUMNS["refs"], [(None, None)] * tables["refs"].num_rows)
     inheritance = tables["inheritance"]
@@ -980,7 +1001,7 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
         reading(file_id)
         held = resolver.classes.get(klass)
         found = resolver.resolve_type(base, held.outer, held.file_id) if held else None
-        values.append(found if found else (None, None))
+        values.append(_layered(resolver, found) or (None, None))
     out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
     bases = []
     for file_id, qualname in zip(*column_lists(classes, ("file_id", "qualname"))):
@@ -1006,13 +1027,33 @@ _DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM 
 class JavaResolution(Resolution):
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
              emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
-        resolver = JavaResolver(project, jdk_types())
+        """The library's rows (when not in the cache already) by a resolver of the library alone;
+        the project's by one that knows both."""
+        jdk = jdk_types()
+        library_files = frozenset(library["classes"].column("file_id").to_pylist())
+        written = []
+        if not library_resolved and library_files:
+            resolved, bases = resolve_tables(JavaResolver(library, jdk), library, library["classes"])
+            for name, table in resolved.items():
+                if name != "reads":  # the layer changes only with a rebuild
+                    emit(f"{LIBRARY_SCHEMA}.{name}", table)
+            written.append((f"{LIBRARY_SCHEMA}.classes", bases))
+        state = {name: concat(name, [project[name], library[name]]) for name in _INTERFACE}
+        state["bindings"] = project["bindings"]
+        library.clear()
+        resolver = JavaResolver(state, jdk, library_files)
+        del state
         resolved, bases = resolve_tables(resolver, project, project["classes"])
         for name, table in resolved.items():
             emit(name, table)
         project.clear()
-        library.clear()
-        return lambda con: update_by_id(con, "classes", bases)
+        written.append(("classes", bases))
+
+        def write_bases(con: duckdb.DuckDBPyConnection) -> None:
+            for name, table in written:
+                update_by_id(con, name, table)
+
+        return write_bases
 
     def plan_update(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> list[str]:
         """The facts (JavaResolver.facts) the changed files' rows gave and give now that differ,
@@ -1035,9 +1076,13 @@ class JavaResolution(Resolution):
         others = f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
-        state = {name: concat(name, [extracted(con, name, others), fresh[name]]) for name in _INTERFACE}
+        layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
+        state = {name: concat(name, [extracted(con, name, others), fresh[name],
+                                     extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer)]) for name in _INTERFACE}
         state["bindings"] = concat("bindings", [extracted(con, "bindings", mine), fresh["bindings"]])
-        resolver = JavaResolver(state, jdk_types())
+        library_files = frozenset(r[0] for r in con.execute(
+            f"SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java'").fetchall())
+        resolver = JavaResolver(state, jdk_types(), library_files)
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
                                                                   if name == "calls" else "")), fresh[name]])
                  for name in RESOLVED_TABLES}
