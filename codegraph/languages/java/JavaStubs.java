@@ -27,10 +27,12 @@ public class JavaStubs {
         List<String> modules = new ArrayList<>(), jars = new ArrayList<>();
         for (int i = 1; i + 1 < args.length; i += 2) {
             if (args[i].equals("--module")) modules.add(args[i + 1]);
-            else if (args[i].equals("--jar")) jars.add(args[i + 1]);
+            else if (args[i].equals("--jar") && readable(args[i + 1])) jars.add(args[i + 1]);
         }
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        List<String> options = new ArrayList<>(List.of("-proc:none"));
+        // -parameters: javac then reads the names of parameters a class file keeps (MethodParameters, or
+        // the local variable table of code compiled with -g); others stay arg0, arg1, ...
+        List<String> options = new ArrayList<>(List.of("-proc:none", "-parameters"));
         if (!jars.isEmpty()) { options.add("-classpath"); options.add(String.join(File.pathSeparator, jars)); }
         JavacTask task = (JavacTask) javac.getTask(null, null, d -> {}, options, null,
             List.of(new SimpleJavaFileObject(java.net.URI.create("string:///E.java"), JavaFileObject.Kind.SOURCE) {
@@ -68,6 +70,15 @@ public class JavaStubs {
             }
         }
         listing.flush();
+    }
+
+    /** A jar javac can read: a damaged one would fail the whole task, so it is left out. */
+    static boolean readable(String jar) {
+        try (JarFile file = new JarFile(jar)) {
+            return true;
+        } catch (IOException | SecurityException e) {
+            return false;
+        }
     }
 
     static boolean exported(ModuleElement m, PackageElement p) {

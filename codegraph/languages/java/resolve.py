@@ -556,10 +556,11 @@ class JavaResolver:
             return phase > 1 and unboxed is not None and (unboxed == parameter or parameter in _WIDER.get(unboxed, ()))
         if parameter in _FINAL:  # nothing but the class itself (or null) is one
             return argument in (parameter, "null")
-        if argument not in self.classes and parameter not in self.classes and argument not in _JDK_SUPERTYPES \
-                and argument != "null" and not argument.endswith("[]") and not parameter.endswith("[]") \
+        if argument not in self.classes and (parameter not in self.classes or self.in_library(parameter)) \
+                and argument not in _JDK_SUPERTYPES and argument != "null" and not argument.endswith("[]") \
+                and not parameter.endswith("[]") \
                 and not (self.jdk is not None and argument in self.jdk.supertypes and parameter in self.jdk.supertypes):
-            return True  # two classes outside the repository: how they relate is not known here
+            return True  # a class in no layer, and one outside the repository: how they relate is not known here
         return self.is_subtype(argument, parameter)
 
     def choose(self, candidates: list[tuple], arguments: list[str], types: list[str | None]) -> tuple | None:
@@ -616,6 +617,14 @@ class JavaResolver:
         if held is None or not held[3] or "->" not in held[3]:
             return None
         return self.type_string(held[3].rpartition("->")[2].strip(), held[0], method=method)
+
+    def _returns_variable(self, method: str) -> bool:
+        """Does the method return a type variable of its own or of its class (`K getKey()`)?"""
+        held = self.members.get(method)
+        if held is None or not held[3] or "->" not in held[3]:
+            return False
+        variable = _bare(held[3].rpartition("->")[2].strip())
+        return variable in self.type_parameters.get(method, ()) or variable in self.type_parameters.get(held[0], ())
 
     def _returns_on(self, method: str, node, caller: str, klass: str | None, line: int) -> str | None:
         """A method that returns its class's type variable (`T get()` in `Box<T>`), called on a
@@ -724,7 +733,10 @@ class JavaResolver:
                 return self._jdk_returns(answer[0], node, caller, klass, line)
             if answer is None:
                 return None
-            return self._returns_on(answer[0], node, caller, klass, line) or self.returns(answer[0])
+            found = self._returns_on(answer[0], node, caller, klass, line) or self.returns(answer[0])
+            if found is not None and self.in_library(answer[0]) and self._returns_variable(answer[0]):
+                return None  # `entry.getKey()`, `requireNonNull(x)`: a type argument not known, not Object
+            return found
         if kind == "array_access":
             array = self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
             return array[:-2] if array and array.endswith("[]") else None

@@ -1,0 +1,164 @@
+"""Java's library layer: the JDK's API and the project's jars as stubs in the graph. The
+expectations are the JDK's own declarations (java.lang.String's `format(String, Object...)`,
+ArrayList's supertypes) and those of a jar compiled here by javac."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from codegraph.indexer import index_repository
+from codegraph.languages.java.library import classpath_jars
+from codegraph.languages.java.maven import declared_jars
+
+pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("jar") is None,
+                                reason="needs a JDK (.ci/run installs one)")
+
+_CART = """\
+package com.ex;
+
+import java.util.ArrayList;
+import java.util.List;
+import dep.Util;
+
+public class Cart {
+    private final List<String> items = new ArrayList<>();
+
+    public void add(String item) { items.add(item.trim()); }
+
+    public String show() { return String.format("%s %d", Util.twice(items.size()), items.size()); }
+
+    public int count(ArrayList<String> more) { return more.size(); }
+}
+"""
+
+
+def _jar(tmp_path: Path) -> Path:
+    """dep.jar: dep.Util and dep.Other, compiled with their parameter names (-parameters)."""
+    src = tmp_path / "dep-src" / "dep"
+    src.mkdir(parents=True)
+    (src / "Util.java").write_text("package dep;\npublic class Util {\n    public static final int MAX = 7;\n"
+                                   "    public static int twice(int value) { return 2 * value; }\n"
+                                   "    int hidden() { return 0; }\n}\n")
+    (src / "Other.java").write_text("package dep;\npublic interface Other extends Comparable<Other> { Util util(); }\n")
+    classes = tmp_path / "dep-classes"
+    subprocess.run(["javac", "-parameters", "-d", str(classes), str(src / "Util.java"), str(src / "Other.java")],
+                   check=True)
+    jar = tmp_path / "dep.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
+    return jar
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src/main/java/com/ex").mkdir(parents=True)
+    (root / "src/main/java/com/ex/Cart.java").write_text(_CART)
+    return root
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_jdk_and_a_jar_are_rows_and_calls_end_there(tmp_path, monkeypatch):
+    jar = _jar(tmp_path)
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", f"{jar}:{tmp_path / 'absent.jar'}")
+    root, db = _repo(tmp_path), tmp_path / "g.duckdb"
+    report = index_repository(root, db, embed=False)
+    assert report.library_files > 1000 and "1 jar" in report.library_environment
+    calls = dict(_rows(db, "SELECT callee_text, resolved_callee || ' ' || resolution FROM calls"))
+    assert calls["String.format"] == "java.lang.String.format(String,Object[]) library"
+    assert calls["item.trim"] == "java.lang.String.trim() library"
+    assert calls["items.add"] == "java.util.List.add(E) library"
+    assert calls["Util.twice"] == "dep.Util.twice(int) library"
+    assert calls["more.size"] == "java.util.ArrayList.size() library"  # ArrayList's own, over List's
+    # the stubs' declarations: signatures with the jar's parameter names, constants, supertypes
+    members = dict(_rows(db, "SELECT qualname, coalesce(signature, annotation) FROM all_members WHERE "
+                             "class_qualname IN ('dep.Util', 'java.lang.String')"))
+    assert members["dep.Util.twice(int)"] == "(int value) -> int"
+    assert "dep.Util.hidden()" not in members  # package-private: not the jar's API
+    assert members["java.lang.String.format(String,Object[])"].endswith("-> String")
+    assert _rows(db, "SELECT layer, path FROM all_files WHERE module = 'dep.Other'") == [
+        ("jar", "<java>/dep/Other.java")]  # the imported package whole
+    assert _rows(db, "SELECT base_qualnames FROM all_classes WHERE qualname = 'java.util.ArrayList'") == [
+        (["java.util.AbstractList", "java.util.List", "java.util.RandomAccess", "java.lang.Cloneable",
+          "java.io.Serializable"],)]
+    # the project's own rows are those a build without the layer makes, but where calls end
+    bare = tmp_path / "bare.duckdb"
+    index_repository(root, bare, embed=False, libraries=False)
+    same = "SELECT caller_qualname, callee_text, line, resolved_callee FROM calls WHERE resolution <> 'library' " \
+           "AND resolution <> 'external' ORDER BY ALL"
+    assert _rows(db, same) == _rows(bare, same)
+    assert _rows(bare, "SELECT count(*) FROM calls WHERE resolution = 'library'") == [(0,)]
+
+
+def test_an_edit_of_imports_updates_in_place_and_equals_a_rebuild(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", str(_jar(tmp_path)))
+    root, db = _repo(tmp_path), tmp_path / "g.duckdb"
+    index_repository(root, db, embed=False)
+    cart = root / "src/main/java/com/ex/Cart.java"
+    cart.write_text(_CART.replace("import dep.Util;", "import dep.Util;\nimport java.util.Map;").replace(
+        "public int count(", "public int keys(Map<String, Integer> m) { return m.keySet().size(); }\n"
+                             "    public int count("))
+    assert index_repository(root, db, embed=False).mode == "update"  # the JDK is in whole: no rebuild
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    index_repository(root, rebuilt, embed=False, full=True)
+    query = "SELECT caller_qualname, callee_text, resolved_callee, resolution FROM calls ORDER BY ALL"
+    assert _rows(db, query) == _rows(rebuilt, query)
+    assert ("com.ex.Cart.keys(Map)", "m.keySet", "java.util.Map.keySet()", "library") in _rows(db, query)
+
+
+def test_an_import_in_no_jar_is_named_with_how_to_fix_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", "")
+    root = _repo(tmp_path)
+    report = index_repository(root, tmp_path / "g.duckdb", embed=False)
+    note = next(w for w in report.warnings if "in no jar" in w)
+    assert "dep" in note and "CODEGRAPH_JAVA_CLASSPATH" in note
+
+
+def test_a_damaged_jar_is_left_out_and_the_rest_indexed(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.jar"
+    bad.write_bytes(b"PK\x03\x04 not a zip at all")
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", f"{bad}:{_jar(tmp_path)}")
+    db = tmp_path / "g.duckdb"
+    index_repository(_repo(tmp_path), db, embed=False)
+    assert _rows(db, "SELECT resolution FROM calls WHERE callee_text = 'Util.twice'") == [("library",)]
+
+
+def test_the_pom_declares_the_jars_found_in_the_local_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEGRAPH_JAVA_CLASSPATH", raising=False)
+    m2 = tmp_path / "home/.m2/repository"
+    for group, artifact, version in (("com.acme", "tools", "1.2"), ("org.x", "managed", "3.0"),
+                                     ("org.x", "test-only", "0.1")):
+        folder = m2.joinpath(*group.split("."), artifact, version)
+        folder.mkdir(parents=True)
+        (folder / f"{artifact}-{version}.jar").write_bytes(b"PK")
+    root = tmp_path / "repo"
+    (root / "core").mkdir(parents=True)
+    ns = 'xmlns="http://maven.apache.org/POM/4.0.0"'
+    (root / "pom.xml").write_text(f"""<project {ns}><groupId>g</groupId><artifactId>top</artifactId>
+      <version>1</version><properties><tools.version>1.2</tools.version></properties>
+      <dependencyManagement><dependencies><dependency><groupId>org.x</groupId><artifactId>managed</artifactId>
+      <version>3.0</version></dependency></dependencies></dependencyManagement></project>""")
+    (root / "core/pom.xml").write_text(f"""<project {ns}><parent><groupId>g</groupId><artifactId>top</artifactId>
+      <version>1</version></parent><artifactId>core</artifactId><dependencies>
+      <dependency><groupId>com.acme</groupId><artifactId>tools</artifactId><version>${{tools.version}}</version></dependency>
+      <dependency><groupId>org.x</groupId><artifactId>managed</artifactId></dependency>
+      <dependency><groupId>org.x</groupId><artifactId>test-only</artifactId><version>0.1</version><scope>test</scope></dependency>
+      <dependency><groupId>org.x</groupId><artifactId>absent</artifactId><version>9</version></dependency>
+      <dependency><groupId>org.x</groupId><artifactId>unknown</artifactId><version>${{nowhere}}</version></dependency>
+      </dependencies></project>""")
+    (root / "core/bad").mkdir()
+    (root / "core/bad/pom.xml").write_text("<project><unclosed></project>")
+    found = {p.name for p in declared_jars(root)}
+    assert found == {"tools-1.2.jar", "managed-3.0.jar", "test-only-0.1.jar"}
+    assert {Path(p).name for p in classpath_jars(root)} == found
