@@ -1,12 +1,13 @@
 """Java diagnostics on the mistakes models make: javac's messages to cards, on real Maven projects.
 
     python -m benchmarks.java_mistakes --projects benchmarks/data/javac_projects.json [--per-kind 25]
-        [--out benchmarks/results/java_mistakes.json]
+        [--libraries 1] [--out benchmarks/results/java_mistakes.json]
 
 PROJECTS.json is the javac call-graph benchmark's (name -> {"sources": the source jar's
 group:artifact:version, "classpath": [jars its code compiles against]}). Each project's source jar
-from Maven Central is unpacked as a Maven checkout and indexed (`--no-embed`). Then per kind,
-cases are drawn from the graph with a seed, one mistake in one copy of one class file:
+from Maven Central is unpacked as a Maven checkout and indexed (`--no-embed`; with Java's library
+layer, the JDK and the projects file's jars, unless `--libraries 0`). Then per kind, cases are
+drawn from the graph with a seed, one mistake in one copy of one class file:
 
 - invented-method: a call of a project method renamed the way models err, a word of its name
   swapped for a synonym (`getValue` -> `fetchValue`; never a spelling neighbour, Jaro-Winkler
@@ -176,20 +177,21 @@ class Cases:
         return getattr(self, kind.replace("-", "_"))()
 
 
-def indexed_project(name: str, spec: dict, scratch: Path) -> tuple[Path, Path, str]:
+def indexed_project(name: str, spec: dict, scratch: Path, libraries: bool = False) -> tuple[Path, Path, str]:
     """(checkout, graph, classpath) of a projects file's entry: its source jar unpacked as a Maven
-    checkout, indexed, its jars the checker's classpath (CODEGRAPH_JAVA_CLASSPATH)."""
+    checkout, indexed (with Java's library layer: the JDK and those jars), its jars the checker's
+    classpath (CODEGRAPH_JAVA_CLASSPATH)."""
     root = scratch / name
     unpack_sources(jar(spec["sources"], scratch, "sources"), root)
     classpath = os.pathsep.join(str(jar(c, scratch)) for c in spec.get("classpath", ()))
     os.environ["CODEGRAPH_JAVA_CLASSPATH"] = classpath
     db = scratch / f"{name}.duckdb"
-    index_repository(root, db, embed=False, libraries=False, full=True)
+    index_repository(root, db, embed=False, libraries=libraries, full=True)
     return root, db, classpath
 
 
-def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
-    root, db, _ = indexed_project(name, spec, scratch)
+def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int) -> dict:
+    root, db, _ = indexed_project(name, spec, scratch, bool(libraries))
     checker = language("java").checker()
     clean: dict[str, bool] = {}
     out: dict = {"sources": spec["sources"], "kinds": {}}
@@ -245,7 +247,7 @@ def pooled(results: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    over_projects("java_mistakes", __doc__, measure, {"per-kind": 25}, argv, finish=pooled)
+    over_projects("java_mistakes", __doc__, measure, {"per-kind": 25, "libraries": 1}, argv, finish=pooled)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
 -- parameter types it converts to by widening or boxing), and a name sharing a word with the
 -- invented one higher than one that does not (`followingNull` for `nextNull`). The static members of the
 -- classes the file imports statically ($also) are the code's too.
--- The JDK's types are not in the graph: their members come in $external, from the JDK's list.
+-- The JDK's members also come in $external, from the JDK's list: a graph built without the library
+-- layer (--no-libraries) has no rows for them.
 -- $owner: the type's qualname; $name; $args: VARCHAR[] or NULL (not a call); $accepts: VARCHAR[][];
 -- $also: qualnames;
 -- $local: member names the candidate itself defines in that type (not in the graph yet);

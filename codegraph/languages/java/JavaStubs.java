@@ -102,7 +102,9 @@ public class JavaStubs {
             return;
         }
         String q = type.getQualifiedName().toString();
-        Path file = out.resolve(q.replace('.', '/') + ".java");
+        if (!javax.lang.model.SourceVersion.isName(q)) return;  // a class file may name itself anything: no path from it
+        Path file = out.resolve(q.replace('.', '/') + ".java").normalize();
+        if (!file.startsWith(out.normalize())) return;
         try {
             Files.createDirectories(file.getParent());
             Files.writeString(file, text, StandardCharsets.UTF_8);

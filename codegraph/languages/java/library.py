@@ -12,6 +12,7 @@ build extensions are the repository's code.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -88,8 +89,11 @@ def _stubs(java: str, identity: str, jars: tuple[str, ...]) -> Stubs | None:
     them; None when the JDK cannot write them."""
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     cache = cache_folder()
-    folder = cache / "java-stubs" / key if cache is not None else \
-        Path(tempfile.gettempdir()) / f"codegraph-java-stubs-{os.getuid()}-{key}"
+    if cache is None:  # CODEGRAPH_CACHE=off: a folder of this process's own, gone when it ends
+        folder = Path(tempfile.mkdtemp(prefix="codegraph-java-stubs-")) / key
+        atexit.register(shutil.rmtree, folder.parent, True)
+    else:
+        folder = cache / "java-stubs" / key
     listing = folder / "listing.tsv"
     if not listing.is_file():
         partial = folder.with_name(f"{folder.name}.{os.getpid()}")

@@ -7,10 +7,12 @@ declares it: a local's or parameter's declared type, a field's (inherited ones t
 `new` makes, the return type of the method a call runs, `this`, `super`, `Outer.this`, a cast, a
 literal, an operator's result. A method is chosen among its overloads as JLS 15.12.2 says: those
 applicable by subtyping and widening, else with boxing, else by variable arity; among them the
-most specific (an argument of unknown type excludes nothing). Names outside the repository (the JDK, dependencies:
-there is no Java library layer in the graph yet) resolve to their dotted path with resolution
-`external`; the JDK's own types, when a JDK is there (jdk.py), say what its classes derive from
-and what its methods return, so that a chain through them and an overload chosen by them are typed.
+most specific (an argument of unknown type excludes nothing). The library layer's classes (the
+JDK's API and the dependency jars' as stubs, library.py) are classes as the repository's are, and
+an answer that ends there says `library`; names in no layer resolve to their dotted path with
+resolution `external`, and the JDK's own types, when a JDK is there (jdk.py), say what its
+classes derive from and what its methods return (with --no-libraries too), so that a chain
+through them and an overload chosen by them are typed.
 
 Every lookup of the resolver's state is a fact read (`class:p.Foo`, `member:p.Foo#bar`,
 `params:...`; _Read, answers kept with the facts they read: _memo), recorded per file in the
@@ -430,10 +432,13 @@ class JavaResolver:
     # -- members -----------------------------------------------------------------------------
     def methods(self, klass: str, name: str) -> tuple[list[tuple], str | None]:
         """The methods named `name` a class has (its own first, then inherited), or, when the
-        search leaves the repository, the outside class where it went on."""
+        search leaves the repository, the outside class where it went on. The classes it extends
+        come before the interfaces (JLS 8.4.8: a class's method hides an interface's of the same
+        signature), the repository's interfaces before the library's (javac names those among
+        abstract methods alike)."""
         found: list[tuple] = []
         outside = None
-        for ancestor in self.ancestors(klass):
+        for ancestor in sorted(self.ancestors(klass), key=self._lookup_rank):
             held = self.classes.get(ancestor)
             if held is None:  # the JDK class that declares it, or the first class nothing here knows
                 known = self.jdk is not None and ancestor in self.jdk.supertypes
@@ -444,6 +449,12 @@ class JavaResolver:
             found += [m for m in held.members.get(name, ()) if m[1] in ("method", "staticmethod", "constructor")
                       and m[0][m[0].rfind("("):] not in own]  # an override hides what it overrides
         return found, outside
+
+    def _lookup_rank(self, klass: str) -> int:
+        held = self.classes.get(klass)
+        if held is None or held.kind not in ("interface", "annotation"):
+            return 0
+        return 2 if held.file_id in self.library_files else 1
 
     def field(self, klass: str, name: str) -> tuple[str, str] | None:
         """(the field's qualname, its declared type) in the class or what it inherits."""
