@@ -6,7 +6,9 @@ then the file put back, updated and compared again. Ground truth: the rebuild. R
 many other files each update resolved again, against all.
 
     python -m benchmarks.java_update_replay --projects benchmarks/data/javac_projects.json \
-        [--per-kind 2] [--out benchmarks/results/java_update_replay.json]
+        [--per-kind 2] [--libraries 1] [--out benchmarks/results/java_update_replay.json]
+
+With Java's library layer (the JDK's API as stubs; the projects file's jars) unless `--libraries 0`.
 
 Edits (JLS): an overload added beside a method (15.12.2: a call may choose it), a method removed,
 a class's `extends` removed (8.1.4: what it inherits goes), a class named `String` added to a
@@ -15,6 +17,7 @@ package (6.4.1: it shadows java.lang's there).
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -84,23 +87,24 @@ def _rows(db: Path) -> dict[str, list]:
         con.close()
 
 
-def _step(root: Path, db: Path, scratch: Path, name: str, files: int) -> dict:
+def _step(root: Path, db: Path, scratch: Path, name: str, files: int, libraries: bool) -> dict:
     """Update, rebuild beside, compare."""
-    report = index_repository(root, db, embed=False, libraries=False)
+    report = index_repository(root, db, embed=False, libraries=libraries)
     rebuilt = scratch / f"{root.name}-rebuilt.duckdb"
-    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
+    index_repository(root, rebuilt, embed=False, libraries=libraries, full=True)
     updated, fresh = _rows(db), _rows(rebuilt)
     differ = [t for t in fresh if updated[t] != fresh[t]]
     return {"edit": name, "mode": report.mode, "other_files_reresolved": report.reresolved, "java_files": files,
             "equal": not differ, "tables_that_differ": differ}
 
 
-def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
+def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int) -> dict:
     root = scratch / name
     tree = unpack_sources(jar(spec["sources"], scratch, "sources"), root)
+    os.environ["CODEGRAPH_JAVA_CLASSPATH"] = os.pathsep.join(str(jar(c, scratch)) for c in spec.get("classpath", ()))
     files = sorted(tree.rglob("*.java"))
     db = scratch / f"{name}.duckdb"
-    index_repository(root, db, embed=False, libraries=False, full=True)
+    index_repository(root, db, embed=False, libraries=bool(libraries), full=True)
     chooser = random.Random(name)
     steps = []
     for kind, edit in _EDITS.items():
@@ -108,15 +112,15 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
         for target in chooser.sample(candidates, min(per_kind, len(candidates))):
             original = target.read_bytes()
             target.write_bytes(edit(original))
-            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)}", len(files)))
+            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)}", len(files), bool(libraries)))
             target.write_bytes(original)
-            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)} put back", len(files)))
+            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)} put back", len(files), bool(libraries)))
     package = chooser.choice(sorted({f.parent for f in files}))
     shadow = package / "String.java"
     shadow.write_text(f"package {'.'.join(package.relative_to(tree).parts)};\nclass String {{ }}\n")
-    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)}", len(files) + 1))
+    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)}", len(files) + 1, bool(libraries)))
     shadow.unlink()
-    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)} removed", len(files)))
+    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)} removed", len(files), bool(libraries)))
     for step in steps:
         print(f"  {name}: {step['edit']}: {'equal' if step['equal'] else 'DIFFERS ' + str(step['tables_that_differ'])}"
               f", {step['other_files_reresolved']} of {step['java_files'] - 1} other files resolved again", flush=True)
@@ -125,7 +129,7 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    over_projects("java_update_replay", __doc__, measure, {"per-kind": 2}, argv)
+    over_projects("java_update_replay", __doc__, measure, {"per-kind": 2, "libraries": 1}, argv)
 
 
 if __name__ == "__main__":

@@ -414,5 +414,5 @@ def test_the_java_update_replay_edits_interfaces_and_compares_with_a_rebuild(tmp
     root, db = tmp_path / "p", tmp_path / "g.duckdb"
     index_repository(root, db, embed=False, libraries=False)
     (tree / "Base.java").write_bytes(replay._removed(base))
-    step = replay._step(root, db, tmp_path, "removed", 2)
+    step = replay._step(root, db, tmp_path, "removed", 2, False)
     assert step["equal"] and step["mode"] == "update" and step["other_files_reresolved"] == 1
