@@ -652,10 +652,37 @@ class JavaResolver:
             return None
         holder = node.child_by_field_name("object")
         receiver = self._type_of_node(holder, caller, klass, line) if holder is not None else klass
-        if not receiver or receiver == declaring:
+        if not receiver:
             return None
-        found = self._passed(receiver, {}, declaring, variable, 0)
+        bound = self._arguments_of(holder, receiver, caller, klass, line) if holder is not None else {}
+        if receiver == declaring and not bound:
+            return None
+        found = self._passed(receiver, bound, declaring, variable, 0)
         return found + "[]" * written.count("[]") if found else None
+
+    def _arguments_of(self, holder, receiver: str, caller: str, klass: str | None, line: int) -> dict[str, str | None]:
+        """The type arguments a receiver named by a variable was declared with, by its class's
+        type parameters (`Map.Entry<String, Item> e`: K String, V p.Item; JLS 4.5); a wildcard
+        `? extends T` as T; empty for a raw type or another expression."""
+        if holder.type != "identifier":
+            return {}
+        name = _text(holder)
+        declared = self._local(name, caller, line)
+        written, context = (declared[0], klass) if declared is not None else (None, None)
+        if declared is None and klass is not None:
+            held = self.field(klass, name)
+            written, context = (held[1], self.members[held[0]][0]) if held is not None else (None, None)
+        arguments = _type_arguments(written) if written and "<" in written else []
+        parameters = list(self.type_parameters.get(receiver, ()))
+        if not arguments or len(arguments) != len(parameters):
+            return {}
+        bound = {}
+        for parameter, argument in zip(parameters, arguments):
+            argument = argument.removeprefix("?").strip()
+            argument = argument.removeprefix("extends").strip() if argument.startswith("extends") else \
+                "" if argument.startswith("super") else argument
+            bound[parameter] = self.type_string(argument, context, method=caller) if argument else None
+        return bound
 
     def _passed(self, klass: str, bound: dict[str, str | None], declaring: str, variable: str,
                 depth: int) -> str | None:
@@ -744,10 +771,12 @@ class JavaResolver:
                 return self._jdk_returns(answer[0], node, caller, klass, line)
             if answer is None:
                 return None
-            found = self._returns_on(answer[0], node, caller, klass, line) or self.returns(answer[0])
-            if found is not None and self.in_library(answer[0]) and self._returns_variable(answer[0]):
-                return None  # `entry.getKey()`, `requireNonNull(x)`: a type argument not known, not Object
-            return found
+            passed = self._returns_on(answer[0], node, caller, klass, line)
+            if passed is not None:
+                return passed
+            if self.in_library(answer[0]) and self._returns_variable(answer[0]):
+                return None  # `entry.getKey()` of a raw Map.Entry, `requireNonNull(x)`: not known, not Object
+            return self.returns(answer[0])
         if kind == "array_access":
             array = self._type_of_node(node.child_by_field_name("array"), caller, klass, line)
             return array[:-2] if array and array.endswith("[]") else None
