@@ -12,8 +12,10 @@ import duckdb
 import pytest
 
 from codegraph.indexer import index_repository
+from codegraph.languages import language
 from codegraph.languages.java.library import classpath_jars
 from codegraph.languages.java.maven import declared_jars
+from codegraph.retrieval.diagnose import diagnose
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("jar") is None,
                                 reason="needs a JDK (.ci/run installs one)")
@@ -162,3 +164,22 @@ def test_the_pom_declares_the_jars_found_in_the_local_repository(tmp_path, monke
     found = {p.name for p in declared_jars(root)}
     assert found == {"tools-1.2.jar", "managed-3.0.jar", "test-only-0.1.jar"}
     assert {Path(p).name for p in classpath_jars(root)} == found
+
+
+def test_a_jar_class_s_member_misspelt_gets_the_jar_s_members_in_the_cards(tmp_path, monkeypatch):
+    """javac's `cannot find symbol: method twise(int), location: class dep.Util`: the card is the
+    jar's `static int twice(int value)`, from the layer's rows (no list of the JDK knows a jar)."""
+    jar = _jar(tmp_path)
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", str(jar))
+    root, db = _repo(tmp_path), tmp_path / "g.duckdb"
+    index_repository(root, db, embed=False)
+    path = root / "src/main/java/com/ex/Cart.java"
+    path.write_text(_CART.replace("Util.twice(items.size())", "Util.twise(items.size())"))
+    checker = language("java").checker()
+    try:
+        report = diagnose(path, db, checker=checker)
+    finally:
+        checker.close()
+    retrieval = next(r for r in report.retrievals if r.diagnostic.symbol.startswith("cant.resolve"))
+    assert retrieval.rows[0]["qualname"] == "dep.Util.twice(int)"
+    assert "static int twice(int value)" in report.context
