@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("j
 _CART = """\
 package com.ex;
 
+import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.List;
 import dep.Util;
@@ -35,6 +36,8 @@ public class Cart {
     public String show() { return String.format("%s %d", Util.twice(items.size()), items.size()); }
 
     public int count(ArrayList<String> more) { return more.size(); }
+
+    public long stamp() { return new Timestamp(0L).getTime(); }
 }
 """
 
@@ -82,6 +85,11 @@ def test_the_jdk_and_a_jar_are_rows_and_calls_end_there(tmp_path, monkeypatch):
     assert calls["items.add"] == "java.util.List.add(E) library"
     assert calls["Util.twice"] == "dep.Util.twice(int) library"
     assert calls["more.size"] == "java.util.ArrayList.size() library"  # ArrayList's own, over List's
+    # java.base whole; of the JDK's other modules, the packages imported (java.sql, not java.awt)
+    assert calls["new Timestamp(0L).getTime"] == "java.sql.Timestamp.getTime() library"
+    packages = dict(_rows(db, "SELECT regexp_extract(module, '^(java\\.[a-z]+)\\.', 1) AS p, count(*) FROM all_files "
+                              "WHERE layer = 'jdk' GROUP BY p"))
+    assert packages.get("java.sql", 0) > 10 and "java.awt" not in packages and packages["java.util"] > 100
     # the stubs' declarations: signatures with the jar's parameter names, constants, supertypes
     members = dict(_rows(db, "SELECT qualname, coalesce(signature, annotation) FROM all_members WHERE "
                              "class_qualname IN ('dep.Util', 'java.lang.String')"))

@@ -17,9 +17,10 @@ import com.sun.source.util.JavacTask;
  * not ambiguous), so the stubs read as the API does and index as sources do. Read through
  * javax.lang.model: the JDK's modules from the running JDK, other classes from the jars given.
  *
- *   java JavaStubs.java OUT --module java.base ... --jar a.jar ...
+ *   java JavaStubs.java OUT --module java.se ... --jar a.jar ...
  *
- * Prints one line per file written: "qualified.Name TAB origin" (origin: the module or the jar).
+ * A module brings those it requires transitively. Prints one line per file written:
+ * "qualified.Name TAB origin" (origin: the module, or the jar's file name).
  */
 public class JavaStubs {
     public static void main(String[] args) throws Exception {
@@ -34,15 +35,20 @@ public class JavaStubs {
         // the local variable table of code compiled with -g); others stay arg0, arg1, ...
         List<String> options = new ArrayList<>(List.of("-proc:none", "-parameters"));
         if (!jars.isEmpty()) { options.add("-classpath"); options.add(String.join(File.pathSeparator, jars)); }
+        if (!modules.isEmpty()) { options.add("--add-modules"); options.add(String.join(",", modules)); }  // java.se is no root of its own
         JavacTask task = (JavacTask) javac.getTask(null, null, d -> {}, options, null,
             List.of(new SimpleJavaFileObject(java.net.URI.create("string:///E.java"), JavaFileObject.Kind.SOURCE) {
                 public CharSequence getCharContent(boolean b) { return "class E {}"; } }));
         task.analyze();
         Elements elements = task.getElements();
         PrintStream listing = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        Set<ModuleElement> all = new LinkedHashSet<>();
         for (String moduleName : modules) {
             ModuleElement module = elements.getModuleElement(moduleName);
-            if (module == null) continue;
+            if (module != null) withTransitive(module, all);
+        }
+        for (ModuleElement module : all) {
+            String moduleName = module.getQualifiedName().toString();
             for (Element p : module.getEnclosedElements()) {
                 PackageElement pkg = (PackageElement) p;
                 if (!exported(module, pkg)) continue;
@@ -70,6 +76,13 @@ public class JavaStubs {
             }
         }
         listing.flush();
+    }
+
+    /** A module and those it requires transitively (java.se: the Java SE platform's modules). */
+    static void withTransitive(ModuleElement module, Set<ModuleElement> into) {
+        if (!into.add(module)) return;
+        for (ModuleElement.Directive d : module.getDirectives())
+            if (d instanceof ModuleElement.RequiresDirective r && r.isTransitive()) withTransitive(r.getDependency(), into);
     }
 
     /** A jar javac can read: a damaged one would fail the whole task, so it is left out. */

@@ -1,4 +1,4 @@
-"""Java's library layer: the JDK's public API (java.base) and the project's dependency jars, as
+"""Java's library layer: the JDK's public API (Java SE's modules) and the project's dependency jars, as
 Java source stubs (declarations with their signatures, supertypes, type parameters and constant
 values; no code) written once per JDK and set of jars by JavaStubs.java through javax.lang.model
 into the cache folder, then walked from the project's imports and indexed as any library file
@@ -32,7 +32,8 @@ from .jdk import java_version
 from .maven import declared_jars
 
 _STUBBER = Path(__file__).with_name("JavaStubs.java")
-MODULES = ("java.base",)
+MODULES = ("java.base", "java.se")  # the Java SE platform: java.se requires the others transitively
+WHOLE = frozenset({"java.base"})  # modules in the layer whole; the others' packages as imported
 LABEL = "<java>"  # library files' paths: <java>/java/util/Map.java, in the stubs' folder
 JDK = "<jdk>"  # the name imported() gives the JDK's modules, which are in the layer whole
 STUB_SECONDS = 900.0
@@ -79,8 +80,9 @@ class Stubs:
                 return ".".join(parts[:end - 1])
         return dotted
 
-    def in_jdk(self, package: str) -> bool:
-        return any(self.origins[q] in MODULES for q in self.packages.get(package, ()))
+    def whole(self, package: str) -> bool:
+        """Is the package one of a module the layer holds whole (java.base's)?"""
+        return any(self.origins[q] in WHOLE for q in self.packages.get(package, ()))
 
 
 @functools.lru_cache(maxsize=8)
@@ -125,9 +127,10 @@ def _stubs(java: str, identity: str, jars: tuple[str, ...]) -> Stubs | None:
 
 class JavaLibrary(Library):
     """The JDK and the project's jars as the Library protocol (stubs: see the module's docstring).
-    The JDK's modules are in whole (java.base's 1,200 classes are 1.1 MB of stubs): what a file
-    imports of the JDK never changes the layer, so an edit of imports does not rebuild the graph.
-    Of the jars, the packages the repository imports, then those their stubs name, a level each."""
+    java.base is in whole (its 1,200 classes are 1.1 MB of stubs): what a file imports of it
+    never changes the layer, so such an edit of imports does not rebuild the graph. Of the JDK's
+    other modules (java.xml, java.sql, java.desktop, ...) and of the jars, the packages the
+    repository imports, then those their stubs name, a level each."""
 
     language = "java"
     max_depth, max_files = 6, 6000
@@ -154,10 +157,10 @@ class JavaLibrary(Library):
         return {"library_java": self.identity(), "library_stubs": str(made.folder) if made else ""}
 
     def imported(self, project_modules: set[str], imports: Iterable[tuple]) -> set[str]:
-        """`<jdk>` (every file imports java.lang without saying so, JLS 7.3; the JDK's modules are
-        in whole), and `a.b.*` for a package of a jar a file imports from (`import a.b.C;`,
-        `import a.b.*;`, `import static a.b.C.m;`). Names of the repository's own classes and
-        packages are not the library's."""
+        """`<jdk>` (every file imports java.lang without saying so, JLS 7.3; java.base is in
+        whole), and `a.b.*` for another package a file imports from, of the JDK's other modules
+        or of a jar (`import a.b.C;`, `import a.b.*;`, `import static a.b.C.m;`). Names of the
+        repository's own classes and packages are not the library's."""
         made = self.stubs()
         packages = {module.rpartition(".")[0] for module in project_modules}
         names = {JDK} if project_modules else set()
@@ -166,7 +169,7 @@ class JavaLibrary(Library):
                 continue
             dotted = module if star or not name else f"{module}.{name}"
             package = made.package_of(dotted) if made is not None else module
-            if made is None or not made.in_jdk(package):
+            if made is None or not made.whole(package):
                 names.add(f"{package}.*")
         return names
 
@@ -175,7 +178,7 @@ class JavaLibrary(Library):
 
     def _classes(self, name: str, made: Stubs) -> list[str]:
         if name == JDK:
-            return [q for q, origin in made.origins.items() if origin in MODULES]
+            return [q for q, origin in made.origins.items() if origin in WHOLE]
         return made.packages.get(name[:-2], []) if name.endswith(".*") else []
 
     def files(self, modules: list[str]) -> list[tuple[SourceFile, str]]:
@@ -190,7 +193,7 @@ class JavaLibrary(Library):
                     st = os.stat(made.folder / rel)
                 except OSError:
                     continue
-                layer = "jdk" if made.origins[qualname] in MODULES else "jar"
+                layer = "jar" if made.origins[qualname].endswith(".jar") else "jdk"
                 out.append((SourceFile(f"{LABEL}/{rel}", str(made.folder / rel), qualname, False, st.st_size,
                                        st.st_mtime_ns, "java"), layer))
         return out
