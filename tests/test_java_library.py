@@ -152,6 +152,10 @@ def test_the_pom_declares_the_jars_found_in_the_local_repository(tmp_path, monke
         folder = m2.joinpath(*group.split("."), artifact, version)
         folder.mkdir(parents=True)
         (folder / f"{artifact}-{version}.jar").write_bytes(b"PK")
+    evil = f"{tmp_path}/evil"  # a version that is a path: joined, it would leave the local repository
+    planted = Path(f"{evil}/a-{evil}.jar")
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(b"PK")
     root = tmp_path / "repo"
     (root / "core").mkdir(parents=True)
     ns = 'xmlns="http://maven.apache.org/POM/4.0.0"'
@@ -166,6 +170,7 @@ def test_the_pom_declares_the_jars_found_in_the_local_repository(tmp_path, monke
       <dependency><groupId>org.x</groupId><artifactId>test-only</artifactId><version>0.1</version><scope>test</scope></dependency>
       <dependency><groupId>org.x</groupId><artifactId>absent</artifactId><version>9</version></dependency>
       <dependency><groupId>org.x</groupId><artifactId>unknown</artifactId><version>${{nowhere}}</version></dependency>
+      <dependency><groupId>org.x</groupId><artifactId>a</artifactId><version>{evil}</version></dependency>
       </dependencies></project>""")
     (root / "core/bad").mkdir()
     (root / "core/bad/pom.xml").write_text("<project><unclosed></project>")

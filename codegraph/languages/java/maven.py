@@ -48,6 +48,7 @@ def local_repository() -> Path:
 
 
 _PROPERTY = re.compile(r"\$\{([^}]+)\}")
+_COORDINATE = re.compile(r"(?!\.)[\w.+-]+")  # a groupId, artifactId, version or classifier as Maven takes it
 _MAX_POMS, _MAX_POM_BYTES = 200, 1 << 20
 
 
@@ -127,10 +128,11 @@ def declared_jars(root: Path) -> list[Path]:
         for dep in _children(elements[0], "dependencies"):
             group, artifact = value(_text(dep, "groupId")), value(_text(dep, "artifactId"))
             version = value(_text(dep, "version") or managed.get((_text(dep, "groupId"), _text(dep, "artifactId")), ""))
-            if _text(dep, "type") not in ("", "jar") or _text(dep, "scope") in ("system", "import") or \
-                    not (group and artifact and version) or "$" in group + artifact + version or ".." in group + artifact + version:
-                continue
             classifier = value(_text(dep, "classifier"))
+            if _text(dep, "type") not in ("", "jar") or _text(dep, "scope") in ("system", "import") or \
+                    not all(_COORDINATE.fullmatch(part) for part in (group, artifact, version)) or \
+                    (classifier and not _COORDINATE.fullmatch(classifier)):
+                continue  # unresolved, or not a coordinate (a path): never a file outside the repository's folders
             name = f"{artifact}-{version}{'-' + classifier if classifier else ''}.jar"
             jar = repository.joinpath(*group.split("."), artifact, version, name)
             if jar.is_file() and jar not in jars:
