@@ -58,13 +58,17 @@ CREATE VIEW module_imports AS
 -- The definitions a dotted path leads to, read as Python reads it: `httpx.Client` is
 -- `httpx._client.Client` (httpx/__init__.py imports it), `json.JSONDecoder.decode` is
 -- `json.decoder.JSONDecoder.decode`, `os.path.join` is `posixpath.join` (and `ntpath.join`):
--- through imports, star imports, aliases and base classes. A qualified name is itself.
+-- through imports, star imports, aliases and base classes. A qualified name is itself; a Java
+-- method named without its parameter types is each of its overloads.
 CREATE MACRO canonical(dotted) AS TABLE
     WITH RECURSIVE known(found) AS (
         SELECT count(*) > 0 FROM all_symbols WHERE qualname = dotted
+    ), overloads AS (  -- Java names each overload with its parameter types: `p.C.m` is `p.C.m(int)`, ...
+        SELECT s.qualname FROM all_symbols s, known WHERE NOT known.found AND starts_with(s.qualname, dotted || '(')
     ), walk(qualname, rest, depth) AS (
         SELECT m.qualname, string_split(dotted, '.')[2:], 0 FROM all_modules m, known
         WHERE NOT known.found AND m.qualname = split_part(dotted, '.', 1)
+          AND NOT EXISTS (SELECT 1 FROM overloads)
         UNION ALL
         SELECT step.qualname, step.rest, w.depth + 1
         FROM walk w, LATERAL (
@@ -82,6 +86,8 @@ CREATE MACRO canonical(dotted) AS TABLE
         WHERE len(w.rest) > 0 AND w.depth < 16
     )
     SELECT dotted AS qualname, 0 AS steps FROM known WHERE found
+    UNION ALL
+    SELECT DISTINCT qualname, 0 FROM overloads
     UNION ALL
     (SELECT DISTINCT qualname, depth FROM walk WHERE len(rest) = 0 QUALIFY depth = min(depth) OVER ());
 

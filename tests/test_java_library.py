@@ -96,6 +96,9 @@ def test_the_jdk_and_a_jar_are_rows_and_calls_end_there(tmp_path, monkeypatch):
     assert members["dep.Util.twice(int)"] == "(int value) -> int"
     assert "dep.Util.hidden()" not in members  # package-private: not the jar's API
     assert members["java.lang.String.format(String,Object[])"].endswith("-> String")
+    # a method named as people write it, without its parameter types: each overload
+    assert _rows(db, "SELECT qualname FROM canonical('java.lang.String.format') ORDER BY 1") == [
+        ("java.lang.String.format(Locale,String,Object[])",), ("java.lang.String.format(String,Object[])",)]
     assert _rows(db, "SELECT layer, path FROM all_files WHERE module = 'dep.Other'") == [
         ("jar", "<java>/dep/Other.java")]  # the imported package whole
     assert _rows(db, "SELECT base_qualnames FROM all_classes WHERE qualname = 'java.util.ArrayList'") == [
