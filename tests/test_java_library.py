@@ -199,3 +199,12 @@ def test_a_jar_class_s_member_misspelt_gets_the_jar_s_members_in_the_cards(tmp_p
     retrieval = next(r for r in report.retrievals if r.diagnostic.symbol.startswith("cant.resolve"))
     assert retrieval.rows[0]["qualname"] == "dep.Util.twice(int)"
     assert "static int twice(int value)" in report.context
+
+
+def test_without_a_jdk_there_is_no_layer_and_names_outside_stay_dotted(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGRAPH_JDK", "off")
+    db = tmp_path / "g.duckdb"
+    report = index_repository(_repo(tmp_path), db, embed=False)
+    assert report.library_files == 0 and not report.library_environment
+    assert _rows(db, "SELECT resolved_callee, resolution FROM calls WHERE callee_text = 'String.format'") == [
+        ("java.lang.String.format", "external")]
