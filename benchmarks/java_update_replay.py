@@ -107,20 +107,21 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int)
     index_repository(root, db, embed=False, libraries=bool(libraries), full=True)
     chooser = random.Random(name)
     steps = []
+    layered = bool(libraries)
     for kind, edit in _EDITS.items():
         candidates = [f for f in files if edit(f.read_bytes()) is not None]
         for target in chooser.sample(candidates, min(per_kind, len(candidates))):
             original = target.read_bytes()
             target.write_bytes(edit(original))
-            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)}", len(files), bool(libraries)))
+            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)}", len(files), layered))
             target.write_bytes(original)
-            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)} put back", len(files), bool(libraries)))
+            steps.append(_step(root, db, scratch, f"{kind} {target.relative_to(tree)} put back", len(files), layered))
     package = chooser.choice(sorted({f.parent for f in files}))
     shadow = package / "String.java"
     shadow.write_text(f"package {'.'.join(package.relative_to(tree).parts)};\nclass String {{ }}\n")
-    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)}", len(files) + 1, bool(libraries)))
+    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)}", len(files) + 1, layered))
     shadow.unlink()
-    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)} removed", len(files), bool(libraries)))
+    steps.append(_step(root, db, scratch, f"shadow {shadow.relative_to(tree)} removed", len(files), layered))
     for step in steps:
         print(f"  {name}: {step['edit']}: {'equal' if step['equal'] else 'DIFFERS ' + str(step['tables_that_differ'])}"
               f", {step['other_files_reresolved']} of {step['java_files'] - 1} other files resolved again", flush=True)

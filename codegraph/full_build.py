@@ -142,8 +142,8 @@ def full_build(build: Build) -> None:
             insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])
             if library is not None:
-                db.set_meta(con, **library.meta(), library_identity=library.identity(), library_imports=json.dumps(direct),
-                            library_layer=str(reused) if reused is not None else "")
+                db.set_meta(con, **library.meta(), library_identity=library.identity(),
+                            library_imports=json.dumps(direct), library_layer=str(reused) if reused is not None else "")
             term_stats(con)
             db.set_meta(con, indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
             side.close()
