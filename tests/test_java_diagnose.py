@@ -80,14 +80,16 @@ public class Shop implements Runnable {
 """
 
 
-@pytest.fixture(scope="module")
-def java_repo(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=[True, False], ids=["library-layer", "no-layer"])
+def java_repo(tmp_path_factory, request) -> Path:
+    """The repository indexed with Java's library layer (the JDK's classes are rows: the default)
+    and without it (the JDK's come from its list): the same cards either way."""
     root = tmp_path_factory.mktemp("javarepo")
     for rel, text in _FILES.items():
         path = root / "src" / "main" / "java" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    index_repository(root, root / "graph.duckdb", embed=False, libraries=False)
+    index_repository(root, root / "graph.duckdb", embed=False, libraries=request.param)
     return root
 
 

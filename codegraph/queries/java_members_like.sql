@@ -1,8 +1,8 @@
 -- Java: a member javac cannot find on a type (`symbol: method ad(Item)`, `location: variable cart
 -- of type Cart`), one to implement, or one the code may not use: the members the type really has,
 -- inherited ones included, nearest $name first; a small type (40 members or fewer) comes whole;
--- then a static member of that very name in another class (`Limits.MAX` read through `Sizes`),
--- the classes nearest the owner first. A method called with $args (javac's argument types, simple
+-- then a static member of that very name in another class of the repository (`Limits.MAX` read
+-- through `Sizes`), the classes nearest the owner first. A method called with $args (javac's argument types, simple
 -- names) ranks higher when it takes that many, higher still when it takes those types: what the
 -- call can mean whatever its name (`out.amount(s)` for `out.value(s)`; $accepts: per argument, the
 -- parameter types it converts to by widening or boxing), and a name sharing a word with the
@@ -61,8 +61,9 @@ SELECT * FROM (
            'exact', class_qualname, 1000, 'the same name, static, in ' || class_qualname
     FROM all_members
     WHERE name = $name AND kind IN ('class_attribute', 'staticmethod') AND ends_with(path, '.java')
+      AND layer = 'project'  -- not the JDK's dozen static `decode`s for a project's invented `decode`
       AND class_qualname NOT IN (SELECT defined_in FROM found WHERE defined_in IS NOT NULL)
-    QUALIFY row_number() OVER (ORDER BY (layer = 'project') DESC,
+    QUALIFY row_number() OVER (ORDER BY
         len(list_intersect(string_split(class_qualname, '.'), string_split($owner, '.'))) DESC, qualname) <= 5
 )
 ORDER BY score DESC, mro_position, qualname

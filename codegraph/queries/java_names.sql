@@ -5,7 +5,8 @@
 -- $owner: the enclosing class's qualname ('' when unknown); $name; $package: the candidate's
 -- package; $local: the names the method can read; $external: JDK class qualnames; $limit
 WITH classes AS (
-    SELECT qualname, kind, name, docstring, path, start_line, regexp_extract(module, '^(.*)\.[^.]+$', 1) AS package
+    SELECT qualname, kind, name, docstring, path, start_line, layer,
+           regexp_extract(module, '^(.*)\.[^.]+$', 1) AS package
     FROM all_classes WHERE ends_with(path, '.java') AND NOT contains(qualname, '$')
 )
 SELECT * FROM (
@@ -17,8 +18,9 @@ SELECT * FROM (
     WHERE $owner <> '' AND name <> '<init>' AND (name = $name OR jaro_winkler_similarity(lower(name), lower($name)) >= 0.85)
     UNION ALL
     SELECT qualname, kind, name, NULL, docstring, path, start_line,
-           CASE WHEN package <> $package THEN 'import ' || qualname || ';' END,
-           CASE WHEN name = $name THEN 0.99 ELSE jaro_winkler_similarity(lower(name), lower($name)) - 0.02 END,
+           CASE WHEN package NOT IN ($package, 'java.lang') THEN 'import ' || qualname || ';' END,
+           CASE WHEN name = $name THEN 0.99 - 0.01 * (layer <> 'project')::INT  -- the library layer's after
+                ELSE jaro_winkler_similarity(lower(name), lower($name)) - 0.02 END,
            CASE WHEN name = $name THEN 'exact' ELSE 'fuzzy' END
     FROM classes WHERE name = $name OR jaro_winkler_similarity(lower(name), lower($name)) >= 0.9
     UNION ALL
@@ -26,6 +28,7 @@ SELECT * FROM (
            CASE WHEN NOT regexp_matches(q, '^java\.lang\.[^.]+$') THEN 'import ' || replace(q, '$', '.') || ';' END,
            0.98, 'exact'
     FROM unnest(CAST($external AS VARCHAR[])) AS t(q) WHERE regexp_extract(q, '([^.$]+)$', 1) = $name
+      AND replace(q, '$', '.') NOT IN (SELECT qualname FROM classes)  -- in the graph already (its library layer)
     UNION ALL
     SELECT n, 'local', n, NULL, NULL, NULL, NULL, NULL,
            greatest(jaro_winkler_similarity(lower(n), lower($name)) + 0.01, 0.8), 'fuzzy'
