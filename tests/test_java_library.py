@@ -14,7 +14,7 @@ import pytest
 from codegraph.indexer import index_repository
 from codegraph.languages import language
 from codegraph.languages.java.library import classpath_jars
-from codegraph.languages.java.maven import declared_jars
+from codegraph.languages.java.dependencies import declared_jars
 from codegraph.retrieval.diagnose import diagnose
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("jar") is None,
@@ -208,3 +208,31 @@ def test_without_a_jdk_there_is_no_layer_and_names_outside_stay_dotted(tmp_path,
     assert report.library_files == 0 and not report.library_environment
     assert _rows(db, "SELECT resolved_callee, resolution FROM calls WHERE callee_text = 'String.format'") == [
         ("java.lang.String.format", "external")]
+
+
+def test_gradle_builds_declare_jars_found_in_gradle_s_cache_or_the_local_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GRADLE_USER_HOME", str(tmp_path / "gradle"))
+    monkeypatch.delenv("CODEGRAPH_JAVA_CLASSPATH", raising=False)
+    files = tmp_path / "gradle/caches/modules-2/files-2.1"
+    for group, artifact, version in (("com.google.guava", "guava", "33.0.0-jre"), ("org.x", "cataloged", "2.1"),
+                                     ("org.x", "kotlin-dsl", "1.0")):
+        folder = files / group / artifact / version / "0a1b2c"
+        folder.mkdir(parents=True)
+        (folder / f"{artifact}-{version}.jar").write_bytes(b"PK")
+    m2 = tmp_path / "home/.m2/repository/org/y/from-m2/4.0"
+    m2.mkdir(parents=True)
+    (m2 / "from-m2-4.0.jar").write_bytes(b"PK")
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "gradle").mkdir()
+    (root / "gradle/libs.versions.toml").write_text(
+        '[versions]\nx = "2.1"\n[libraries]\nx-cataloged = { module = "org.x:cataloged", version.ref = "x" }\n')
+    (root / "app/build.gradle").write_text(
+        "dependencies {\n    implementation 'com.google.guava:guava:33.0.0-jre'\n"
+        "    testImplementation \"org.y:from-m2:4.0\"\n    implementation libs.x.cataloged\n"
+        "    implementation 'org.absent:nowhere:1.0'\n    implementation \"org.z:unset:${zVersion}\"\n}\n")
+    (root / "lib").mkdir()
+    (root / "lib/build.gradle.kts").write_text('dependencies { api("org.x:kotlin-dsl:1.0") }\n')
+    assert sorted(p.name for p in declared_jars(root)) == [
+        "cataloged-2.1.jar", "from-m2-4.0.jar", "guava-33.0.0-jre.jar", "kotlin-dsl-1.0.jar"]

@@ -5,9 +5,10 @@ into the cache folder, then walked from the project's imports and indexed as any
 is, so `String.format` and a dependency's classes have their rows in the graph.
 
 The jars: CODEGRAPH_JAVA_CLASSPATH, else the classpath Maven gave the checker for the project's
-pom.xml (check.known_classpath), else the dependencies the pom.xml declares with their versions,
-found in the local Maven repository (maven.declared_jars). Indexing never runs Maven: its
-build extensions are the repository's code.
+pom.xml (check.known_classpath), else the dependencies its pom.xml or build.gradle files declare
+with their versions, found in the local Maven repository or Gradle's cache
+(dependencies.declared_jars). Indexing never runs Maven or Gradle: their build extensions and
+scripts are the repository's code.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ...sources import SourceFile
 from ..base import Library
 from .check import known_classpath
 from .jdk import java_version
-from .maven import declared_jars
+from .dependencies import declared_jars
 
 _STUBBER = Path(__file__).with_name("JavaStubs.java")
 MODULES = ("java.base", "java.se")  # the Java SE platform: java.se requires the others transitively
