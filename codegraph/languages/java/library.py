@@ -139,11 +139,12 @@ class JavaLibrary(Library):
     def __init__(self, java: str, version: str, root: Path) -> None:
         self.java, self.version = java, version
         self.jars = _jar_state(classpath_jars(root))
-
-    def identity(self) -> str:
         jars = hashlib.sha256(json.dumps(self.jars).encode()).hexdigest()[:16] if self.jars else "none"
         stubber = hashlib.sha256(_STUBBER.read_bytes()).hexdigest()[:16]
-        return f"java: {self.version.splitlines()[0]}; {MODULES}; jars {len(self.jars)} {jars}; stubs {stubber}"
+        self._identity = f"java: {version.splitlines()[0]}; {MODULES}; jars {len(self.jars)} {jars}; stubs {stubber}"
+
+    def identity(self) -> str:
+        return self._identity
 
     def named(self) -> str:
         jars = f" and {len(self.jars)} jar{'s' if len(self.jars) != 1 else ''} of the project's classpath" \
@@ -210,8 +211,8 @@ class JavaLibrary(Library):
         shown = ", ".join(absent[:8]) + (f" and {len(absent) - 8} more" if len(absent) > 8 else "")
         return (f"{len(absent)} imported package{'s are' if len(absent) > 1 else ' is'} in no jar the library layer "
                 f"read ({len(self.jars)} jar{'s' if len(self.jars) != 1 else ''}): {shown}; their names stay "
-                "unresolved. Name the jars with CODEGRAPH_JAVA_CLASSPATH, or let Maven fetch the dependencies "
-                "into the local repository (`mvn dependency:resolve`)")
+                "unresolved. Name the jars with CODEGRAPH_JAVA_CLASSPATH, or let the build fetch the dependencies "
+                "(`mvn dependency:resolve`, a Gradle build) where the layer looks for them")
 
     def changed(self, meta: dict[str, str], files: list[tuple[str, int, int]]) -> bool:
         folder = meta.get("library_stubs") or ""
