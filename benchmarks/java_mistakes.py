@@ -5,9 +5,10 @@
 
 PROJECTS.json is the javac call-graph benchmark's (name -> {"sources": the source jar's
 group:artifact:version, "classpath": [jars its code compiles against]}). Each project's source jar
-from Maven Central is unpacked as a Maven checkout and indexed (`--no-embed`; with Java's library
-layer, the JDK and the projects file's jars, unless `--libraries 0`). Then per kind, cases are
-drawn from the graph with a seed, one mistake in one copy of one class file:
+from Maven Central is unpacked as a Maven checkout and indexed (`--no-embed`), without a library
+layer and, unless `--libraries 0`, with Java's (the JDK and the projects file's jars, the default
+build). Then per kind, cases are drawn from the graph without the layer with a seed, one mistake
+in one copy of one class file:
 
 - invented-method: a call of a project method renamed the way models err, a word of its name
   swapped for a synonym (`getValue` -> `fetchValue`; never a spelling neighbour, Jaro-Winkler
@@ -19,7 +20,8 @@ drawn from the graph with a seed, one mistake in one copy of one class file:
 - wrong-class-field: a static field `C.F` read through another class of C's package that has no F.
 
 Each mutated file is checked by codegraph's javac checker (the projects file's jars on the
-classpath) and answered exactly as `codegraph diagnose` does (rules, then search; no LLM). A case
+classpath) and answered exactly as `codegraph diagnose` does (rules, then search; no LLM), by
+each graph from the same messages (`in_cards`: the default build's; `in_cards_without_layer`). A case
 counts when javac reports an error on the file (files that do not compile unchanged are not
 used). The fix is in the cards when the rendered context (1,500 tokens) holds the definition the
 original code used (its qualname) or, for an import, the original import line; reported per kind
@@ -28,6 +30,7 @@ with javac's and the retrieval's time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -177,26 +180,50 @@ class Cases:
         return getattr(self, kind.replace("-", "_"))()
 
 
-def indexed_project(name: str, spec: dict, scratch: Path, libraries: bool = False) -> tuple[Path, Path, str]:
+def indexed_project(name: str, spec: dict, scratch: Path) -> tuple[Path, Path, str]:
     """(checkout, graph, classpath) of a projects file's entry: its source jar unpacked as a Maven
-    checkout, indexed (with Java's library layer: the JDK and those jars), its jars the checker's
-    classpath (CODEGRAPH_JAVA_CLASSPATH)."""
+    checkout, indexed without a library layer, its jars the checker's classpath and the layer's
+    (CODEGRAPH_JAVA_CLASSPATH)."""
     root = scratch / name
     unpack_sources(jar(spec["sources"], scratch, "sources"), root)
     classpath = os.pathsep.join(str(jar(c, scratch)) for c in spec.get("classpath", ()))
     os.environ["CODEGRAPH_JAVA_CLASSPATH"] = classpath
     db = scratch / f"{name}.duckdb"
-    index_repository(root, db, embed=False, libraries=libraries, full=True)
+    index_repository(root, db, embed=False, libraries=False, full=True)
     return root, db, classpath
 
 
+class _LintOnce:
+    """The checker, asked once per text of a file: both graphs' answers start from the same
+    messages (and javac's time is that one run's)."""
+
+    def __init__(self, checker) -> None:
+        self.checker, self.memo = checker, {}
+
+    def lint(self, path, *args):
+        key = (str(path), Path(path).read_bytes(), args)
+        if key not in self.memo:
+            self.memo.clear()  # one file's text at a time
+            self.memo[key] = self.checker.lint(path, *args)
+        return self.memo[key]
+
+    def __getattr__(self, name):
+        return getattr(self.checker, name)
+
+
 def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int) -> dict:
-    root, db, _ = indexed_project(name, spec, scratch, bool(libraries))
+    """The cases are drawn from the graph without the library layer and answered by it and, with
+    `libraries`, by the graph with the layer (the default build) too: the same cases, side by side."""
+    root, db, _ = indexed_project(name, spec, scratch)
+    layered = scratch / f"{name}-layer.duckdb" if libraries else None
+    if layered is not None:
+        index_repository(root, layered, embed=False, full=True)
     checker = language("java").checker()
+    once = _LintOnce(checker)
     clean: dict[str, bool] = {}
     out: dict = {"sources": spec["sources"], "kinds": {}}
     try:
-        with Retriever(db) as retriever:
+        with Retriever(db) as retriever, (Retriever(layered) if layered else contextlib.nullcontext()) as with_layer:
             con = retriever.con
             for kind in KINDS:
                 cases = Cases(con, root, f"{name}:{kind}")
@@ -215,23 +242,29 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int)
                     lines[line - 1] = mutated
                     file.write_text("\n".join(lines), encoding="utf-8")
                     try:
-                        report = diagnose(file, db, checker=checker, retriever=retriever)
+                        report = diagnose(file, db, checker=once, retriever=retriever)
+                        layer_report = diagnose(file, layered, checker=once, retriever=with_layer) \
+                            if layered is not None else None
                     finally:
                         file.write_text(original, encoding="utf-8")
                     if not report.diagnostics:
                         continue
+                    answered = layer_report or report
                     rows.append({"path": path, "line": line, "mutated": mutated.strip()[:200], "truth": truth,
                                  "messages": sorted({d.symbol for d in report.diagnostics}),
-                                 "in_cards": truth in report.context,
-                                 "lint_ms": round(report.lint_ms, 1), "retrieve_ms": round(report.retrieve_ms, 1)})
+                                 "in_cards": truth in answered.context,
+                                 "in_cards_without_layer": truth in report.context,
+                                 "lint_ms": round(report.lint_ms, 1), "retrieve_ms": round(answered.retrieve_ms, 1)})
                 fixed = sum(r["in_cards"] for r in rows)
                 out["kinds"][kind] = {
                     "reported": len(rows), "fix_in_cards": fixed,
+                    "fix_in_cards_without_layer": sum(r["in_cards_without_layer"] for r in rows),
                     "share": round(fixed / len(rows), 4) if rows else None,
                     "lint_ms_p50": round(statistics.median(r["lint_ms"] for r in rows), 1) if rows else None,
                     "retrieve_ms_p50": round(statistics.median(r["retrieve_ms"] for r in rows), 1) if rows else None,
-                    "misses": [r for r in rows if not r["in_cards"]][:15]}
-                print(name, kind, f"{fixed}/{len(rows)}", flush=True)
+                    "misses": [r for r in rows if not r["in_cards"] or not r["in_cards_without_layer"]][:15]}
+                print(name, kind, f"{fixed}/{len(rows)} ({out['kinds'][kind]['fix_in_cards_without_layer']} "
+                      "without the layer)", flush=True)
     finally:
         checker.close()
     return out
@@ -242,6 +275,7 @@ def pooled(results: dict) -> None:
     kinds = [k for p in results["projects"].values() for k in p["kinds"].values()]
     reported, fixed = sum(k["reported"] for k in kinds), sum(k["fix_in_cards"] for k in kinds)
     results["pooled"] = {"reported": reported, "fix_in_cards": fixed,
+                         "fix_in_cards_without_layer": sum(k.get("fix_in_cards_without_layer", 0) for k in kinds),
                          "share": round(fixed / reported, 4) if reported else None}
     print("pooled", results["pooled"])
 
