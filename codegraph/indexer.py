@@ -100,10 +100,9 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
 
 def _library(found, python: str | None, root: Path) -> Library | None:
     """One library layer per graph: that of the language most of the repository's files are in
-    (ties: the registry's order) that has one."""
+    (ties: the registry's order) that has one; none for a repository without source files."""
     counts = Counter(f.language for f in found.files)
-    ranked = sorted((lang for lang in languages() if counts[lang.name] or not found.files),
-                    key=lambda lang: -counts[lang.name])
+    ranked = sorted((lang for lang in languages() if counts[lang.name]), key=lambda lang: -counts[lang.name])
     return next((lib for lang in ranked if (lib := lang.library(python, root)) is not None), None)
 
 
