@@ -201,7 +201,10 @@ def test_a_folder_without_source_files_warns(runner, tmp_path):
     (tmp_path / "docs" / "readme.md").write_text("# nothing to see\n")
     result = runner.invoke(main, ["index", str(tmp_path / "docs"), "--db", str(tmp_path / "g.duckdb")])
     assert result.exit_code == 0 and "warning: no source files (.java, .py) found" in result.output
-    assert "library layer" not in result.output  # nothing imports one: no environment is read for it
+    from codegraph.indexer import index_repository
+
+    # nothing imports a library: no environment is read for one (the JDK's stubs are not written)
+    assert index_repository(tmp_path / "docs", tmp_path / "g2.duckdb", embed=False).library_environment == ""
 
 
 def test_progress_reports_every_phase(mini_repo):
