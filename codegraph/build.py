@@ -388,7 +388,7 @@ def library_chunks(project_modules: set[str], direct: list[str], library: Librar
                 new.append(Chunk(held_rows, [], {"imports": imports}, [r.path for r in held_rows], cached=True))
                 if progress:
                     progress("libraries", len(held_rows), len(held_rows) + len(found), "(from the library cache)")
-        for layer in dict.fromkeys(where for _f, where in found):  # the library's layers (Python's stdlib, site)
+        for layer in dict.fromkeys(where for _f, where in found):  # Python's stdlib and site, Java's jdk and jar
             batch = [f for f, where in found if where == layer]
             if batch:
                 new.extend(extract_chunks(batch, workers, progress, None, layer))

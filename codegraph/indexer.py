@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from . import db, graphfile
 from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, full_collections_deferred, starting_a_worker
-from .discover import DEFAULT_MAX_FILE_SIZE, discover
+from .discover import DEFAULT_MAX_FILE_SIZE, Discovery, discover
 from .errors import RepositoryError
 from .semantic.models import MODELS
 from .full_build import full_build
@@ -98,7 +98,7 @@ def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full:
     return report
 
 
-def _library(found, python: str | None, root: Path) -> Library | None:
+def _library(found: Discovery, python: str | None, root: Path) -> Library | None:
     """One library layer per graph: that of the language most of the repository's files are in
     (ties: the registry's order) that has one; none for a repository without source files."""
     counts = Counter(f.language for f in found.files)
