@@ -629,24 +629,28 @@ class JavaResolver:
             return None
         return self.type_string(held[3].rpartition("->")[2].strip(), held[0], method=method)
 
-    def _returns_variable(self, method: str) -> bool:
-        """Does the method return a type variable of its own or of its class (`K getKey()`)?"""
+    def _returned(self, method: str) -> tuple[str, str | None, str] | None:
+        """(the return type as written, its bare name, the declaring class) of a method."""
         held = self.members.get(method)
         if held is None or not held[3] or "->" not in held[3]:
-            return False
-        variable = _bare(held[3].rpartition("->")[2].strip())
-        return variable in self.type_parameters.get(method, ()) or variable in self.type_parameters.get(held[0], ())
+            return None
+        written = held[3].rpartition("->")[2].strip()
+        return written, _bare(written), held[0]
+
+    def _returns_variable(self, method: str) -> bool:
+        """Does the method return a type variable of its own or of its class (`K getKey()`)?"""
+        returned = self._returned(method)
+        return returned is not None and (returned[1] in self.type_parameters.get(method, ())
+                                         or returned[1] in self.type_parameters.get(returned[2], ()))
 
     def _returns_on(self, method: str, node, caller: str, klass: str | None, line: int) -> str | None:
         """A method that returns its class's type variable (`T get()` in `Box<T>`), called on a
         receiver whose class passes that class a type argument (`AppleBox extends Box<Apple>`):
         the argument (JLS 4.5, 8.4.8). None when the receiver passes none that is known."""
-        held = self.members.get(method)
-        if held is None or not held[3] or "->" not in held[3]:
+        returned = self._returned(method)
+        if returned is None:
             return None
-        written = held[3].rpartition("->")[2].strip()
-        variable = _bare(written)
-        declaring = held[0]
+        written, variable, declaring = returned
         if not variable or variable not in self.type_parameters.get(declaring, ()) or \
                 variable in self.type_parameters.get(method, ()):
             return None
@@ -1076,13 +1080,18 @@ _DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM 
                  AND file_id NOT IN (SELECT file_id FROM _fresh)"""
 
 
+def _files_of(classes: pa.Table) -> frozenset[int]:
+    """The files a table of the library layer's classes comes from: JavaResolver's library_files."""
+    return frozenset(classes.column("file_id").to_pylist())
+
+
 class JavaResolution(Resolution):
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str], jobs: int,
              emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
         """The library's rows (when not in the cache already) by a resolver of the library alone;
         the project's by one that knows both."""
         jdk = jdk_types()
-        library_files = frozenset(library["classes"].column("file_id").to_pylist())
+        library_files = _files_of(library["classes"])
         written = []
         if not library_resolved and library_files:
             resolved, bases = resolve_tables(JavaResolver(library, jdk), library, library["classes"])
@@ -1129,12 +1138,11 @@ class JavaResolution(Resolution):
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
         layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
-        state = {name: concat(name, [extracted(con, name, others), fresh[name],
-                                     extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer)]) for name in _INTERFACE}
+        library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer) for name in _INTERFACE}
+        state = {name: concat(name, [extracted(con, name, others), fresh[name], library[name]]) for name in _INTERFACE}
         state["bindings"] = concat("bindings", [extracted(con, "bindings", mine), fresh["bindings"]])
-        library_files = frozenset(r[0] for r in con.execute(
-            f"SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java'").fetchall())
-        resolver = JavaResolver(state, jdk_types(), library_files)
+        resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]))
+        del library
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
                                                                   if name == "calls" else "")), fresh[name]])
                  for name in RESOLVED_TABLES}
