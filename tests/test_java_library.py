@@ -9,13 +9,20 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
+from codegraph import db as db_module
+from codegraph.columns import concat, extracted
 from codegraph.indexer import index_repository
 from codegraph.languages import language
 from codegraph.languages.java.library import classpath_jars
 from codegraph.languages.java.dependencies import declared_jars
+from codegraph.languages.java.jdk import jdk_types
+from codegraph.languages.java.resolve import JavaResolver, resolve_tables
 from codegraph.retrieval.diagnose import diagnose
+from codegraph.schema import LIBRARY_SCHEMA, RESOLVED_TABLES
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("jar") is None,
                                 reason="needs a JDK (.ci/run installs one)")
@@ -236,3 +243,50 @@ def test_gradle_builds_declare_jars_found_in_gradle_s_cache_or_the_local_reposit
     (root / "lib/build.gradle.kts").write_text('dependencies { api("org.x:kotlin-dsl:1.0") }\n')
     assert sorted(p.name for p in declared_jars(root)) == [
         "cataloged-2.1.jar", "from-m2-4.0.jar", "guava-33.0.0-jre.jar", "kotlin-dsl-1.0.jar"]
+
+
+def test_a_resolver_that_learns_the_library_as_lookups_ask_answers_as_one_that_learned_it_all(tmp_path, monkeypatch):
+    """JavaResolver's `later`: the library's files learned the first time a lookup may need them
+    give every answer and every fact read that learning all of them first gives; and a project
+    class of a library class's name hides the library's, whenever it is asked (a GWT project's
+    emulated `java.util.Objects`, here with one method of the JDK's)."""
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", str(_jar(tmp_path)))
+    root, db = _repo(tmp_path), tmp_path / "g.duckdb"
+    (root / "src/main/java/java/util").mkdir(parents=True)
+    (root / "src/main/java/java/util/Objects.java").write_text(
+        "package java.util;\npublic final class Objects { public static boolean isNull(Object o) { return o == null; } }\n")
+    (root / "src/main/java/com/ex/Uses.java").write_text(
+        "package com.ex;\nimport java.util.*;\nimport dep.Other;\nclass Uses {\n"
+        "    int go(Other o, Map<String, List<Integer>> m) {\n"
+        "        Objects.isNull(o); Objects.requireNonNull(m);\n"
+        "        return o.util().hashCode() + m.get(\"a\").get(0).intValue() + Collections.emptyList().size(); }\n}\n")
+    index_repository(root, db, embed=False)
+    con = db_module.connect_readonly(db)
+    try:
+        java = "WHERE file_id IN (SELECT file_id FROM files WHERE language = 'java')"
+        project = {name: extracted(con, name, java) for name in (*RESOLVED_TABLES, "classes", "members",
+                                                                 "parameters", "bindings")}
+        library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}") for name in ("classes", "members", "parameters",
+                                                                                 "imports", "bindings")}
+    finally:
+        con.close()
+    files = frozenset(library["classes"].column("file_id").to_pylist())
+    assert len(files) > 1000  # java.base whole, and the jar
+    hidden = pa.array([f for f, q in zip(*(library["classes"].column(c).to_pylist() for c in ("file_id", "qualname")))
+                       if q == "java.util.Objects"])
+    assert len(hidden) == 1
+    shown = {name: table.filter(pc.invert(pc.is_in(table.column("file_id"), hidden))) for name, table in library.items()}
+    state = {name: project[name] for name in ("classes", "members", "parameters", "imports", "bindings")}
+    at_once = JavaResolver({name: concat(name, [state[name], shown[name]]) if name != "bindings" else state[name]
+                            for name in state}, jdk_types(), files)
+    lazily = JavaResolver(state, jdk_types(), files, later=library)
+    assert len(dict.keys(lazily.classes)) < len(dict.keys(at_once.classes)) / 2  # not learned until asked
+    eager, eager_bases = resolve_tables(at_once, project, project["classes"])
+    lazy, lazy_bases = resolve_tables(lazily, project, project["classes"])
+    for name in eager:
+        assert lazy[name].equals(eager[name]), name
+    assert lazy_bases.equals(eager_bases)
+    calls = dict(zip(lazy["calls"].column("callee_text").to_pylist(), lazy["calls"].column("resolution").to_pylist()))
+    assert calls["m.get(\"a\").get"] == "library" and calls["o.util"] == "library"
+    assert calls["Objects.isNull"] != "library" and calls["Objects.requireNonNull"] is None  # the repository's class
+    assert len(dict.keys(lazily.classes)) < len(dict.keys(at_once.classes)) / 2

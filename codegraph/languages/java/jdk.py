@@ -45,12 +45,23 @@ class JdkTypes:
 
 @functools.lru_cache(maxsize=4)
 def java_version(java: str) -> str | None:
-    """What `java -version` says (None when it fails): what the JDK's cached lists are keyed by."""
+    """Which JDK `java` is, on one line (None when it cannot tell): what the JDK's cached lists
+    and stubs are keyed by. Its home's `release` file says it (JDK 9 and later) without the 0.05 s
+    of starting a JVM that `java -version` costs every command."""
+    home = Path(os.path.realpath(java)).parent.parent
+    try:
+        said = dict(line.partition("=")[::2] for line in (home / "release").read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        said = {}
+    version = {k: v.strip().strip('"') for k, v in said.items() if k.startswith(("JAVA_", "IMPLEMENTOR"))}
+    if version.get("JAVA_VERSION"):
+        return (f"{version.get('IMPLEMENTOR', 'a')} JDK {version.get('JAVA_RUNTIME_VERSION') or version['JAVA_VERSION']}"
+                f" of {version.get('JAVA_VERSION_DATE', '?')}, {home}")
     try:
         done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stderr.strip() or None if done.returncode == 0 else None
+    return done.stderr.strip().splitlines()[0] or None if done.returncode == 0 and done.stderr.strip() else None
 
 
 @functools.lru_cache(maxsize=1)

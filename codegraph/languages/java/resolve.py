@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
@@ -115,31 +116,48 @@ class _Log:
 
 
 class _Read(dict):
-    """A dict of the resolver's state whose lookups by key (`get`, `[]`, `in`) are facts read."""
+    """A dict of the resolver's state whose lookups by key (`get`, `[]`, `in`) are facts read;
+    with `load`, a key not held yet is first asked of it (JavaResolver._learn_pending)."""
 
-    __slots__ = ("prefix", "log")
+    __slots__ = ("prefix", "log", "load")
 
     def __init__(self, data: dict, prefix: str, log: _Log) -> None:
         super().__init__(data)
-        self.prefix, self.log = prefix, log
+        self.prefix, self.log, self.load = prefix, log, None
 
     def get(self, key, default=None):
         reads = self.log.reads
         if reads is not None:  # (prefix, key): a tuple costs half of a string made here
             reads.add((self.prefix, key))
-        return dict.get(self, key, default)
+        found = dict.get(self, key, _ABSENT)
+        if found is _ABSENT:
+            return dict.get(self, key, default) if self.load is not None and self.load(key) else default
+        return found
 
     def __getitem__(self, key):
         reads = self.log.reads
         if reads is not None:
             reads.add((self.prefix, key))
+        if self.load is not None and not dict.__contains__(self, key):
+            self.load(key)
         return dict.__getitem__(self, key)
 
     def __contains__(self, key) -> bool:
         reads = self.log.reads
         if reads is not None:
             reads.add((self.prefix, key))
-        return dict.__contains__(self, key)
+        return dict.__contains__(self, key) or (self.load is not None and self.load(key)
+                                                 and dict.__contains__(self, key))
+
+    def peek(self, key, default=None):
+        """The value held for `key`, not a fact read (what the answers do not depend on)."""
+        found = dict.get(self, key, _ABSENT)
+        if found is _ABSENT:
+            return dict.get(self, key, default) if self.load is not None and self.load(key) else default
+        return found
+
+
+_ABSENT = object()
 
 
 class _ReadSet(frozenset):
@@ -186,6 +204,77 @@ _FACTS = {"classes": "class:", "members": "method:", "type_parameters": "tparams
           "packages": "package:"}
 
 
+# The state kept under a class's or member's name (_Read.load): a key's rows are in the file of a
+# class its dotted head starts with.
+_BY_NAME = ("classes", "members", "type_parameters", "more_bounds", "parameters", "local_classes")
+
+
+class _Pending:
+    """The rows of JavaResolver's `later` not learned yet, a file at a time (with the files that
+    define a class of the same name: the rows of both make that class, as learning all at once
+    would). A file that defines a class the learned state has already is hidden by it, never
+    learned: the repository's `dep.Other` is what `dep.Other` means, whenever a lookup comes."""
+
+    def __init__(self, tables: dict[str, pa.Table], known: Callable[[str], bool]) -> None:
+        self.tables = {name: tables[name] for name in ("classes", "members", "parameters", "imports")}
+        qualnames, scopes, file_ids = column_lists(tables["classes"], ("qualname", "scope_qualname", "file_id"))
+        self.files_of: dict[str, list[int]] = defaultdict(list)  # class -> the files defining it
+        for qualname, file_id in zip(qualnames, file_ids):
+            self.files_of[qualname].append(file_id)
+        names = frozenset(qualnames)
+        self.packages = {q.rpartition(".")[0] for q, scope in zip(qualnames, scopes)
+                         if _outer_of(q, scope, names.__contains__) is None}
+        self.group: dict[int, set[int]] = {}  # file -> the files learned with it
+        for listed in self.files_of.values():
+            together = set(listed).union(*(self.group.get(f, ()) for f in listed))
+            for file_id in together:
+                self.group[file_id] = together
+        self.rows: dict[str, dict[int, np.ndarray]] = {}  # table -> file -> its rows
+        for name, table in self.tables.items():
+            ids = table.column("file_id").to_numpy(zero_copy_only=False)
+            order = np.argsort(ids, kind="stable")
+            files, starts = np.unique(ids[order], return_index=True)
+            self.rows[name] = dict(zip(files.tolist(), np.split(order, starts[1:])))
+        for file_id in {f for q, listed in self.files_of.items() if known(q) for f in listed}:
+            for hidden in self.group.pop(file_id, ()):
+                self.group.pop(hidden, None)
+
+    def take(self, key) -> dict[str, pa.Table] | None:
+        """The rows not learned yet that a lookup of `key` may need; None when there are none."""
+        if not isinstance(key, str):
+            return None
+        head, files = key.split("(", 1)[0], set()
+        while head:
+            for file_id in self.files_of.get(head, ()):
+                files |= self.group.get(file_id, set())
+            head = head.rpartition(".")[0]
+        return self._take(files) if files else None
+
+    def _take(self, files: set[int]) -> dict[str, pa.Table]:
+        for file_id in files:  # a group whole (take's)
+            self.group.pop(file_id, None)
+        out = {}
+        for name, table in self.tables.items():
+            found = [self.rows[name][f] for f in files if f in self.rows[name]]
+            rows = np.sort(np.concatenate(found)) if found else np.empty(0, np.int64)
+            out[name] = table.take(pa.array(rows, pa.int64()))
+        return out
+
+
+def _outer_of(qualname: str, scope: str | None, known: Callable[[str], bool]) -> str | None:
+    """The class a class is declared in, `known` telling the classes: the class it is a member of
+    (`p.Outer.Inner`, `p.Outer$1`), or the class of the method it is local to; None at the top of
+    its file, whose module may be spelled as a class is (`p.Shop` holds `p.Shop` and `p.Second`)."""
+    if scope and "(" in scope:
+        if known(scope):
+            return scope
+        owner = scope[:scope.index("(")].rpartition(".")[0]
+        return owner if known(owner) else None
+    if scope is not None and known(scope) and qualname.startswith((f"{scope}.", f"{scope}$")):
+        return scope
+    return None
+
+
 @dataclass
 class _Class:
     qualname: str
@@ -208,66 +297,31 @@ class _File:
 
 class JavaResolver:
     def __init__(self, tables: dict[str, pa.Table], jdk: JdkTypes | None = None,
-                 library_files: frozenset[int] = frozenset()):
+                 library_files: frozenset[int] = frozenset(), later: dict[str, pa.Table] | None = None):
+        """tables: the state learned now (classes, members, parameters, imports, bindings). later:
+        the library layer's classes, members, parameters and imports, learned a file at a time
+        the first time a lookup could need them (_Pending): a one-file update learns a few of the
+        JDK's 1,200 classes, not all of them. The answers, and the facts they read, are those of a
+        resolver that learned both at once, the library's rows after the others'."""
         self.jdk = jdk  # the JDK's public types, when a JDK is there (jdk.py)
-        self.library_files = library_files  # the files of `tables` that are the library layer's
+        self.library_files = library_files  # the files of `tables` and `later` that are the library layer's
         self.classes: dict[str, _Class] = {}
         self.members: dict[str, tuple] = {}  # qualname -> (class, name, kind, signature, annotation)
-        for qualname, kind, file_id, scope, bases in zip(*column_lists(
-                tables["classes"], ("qualname", "kind", "file_id", "scope_qualname", "bases"))):
-            self.classes[qualname] = _Class(qualname, kind, file_id, None, list(bases or ()))
-        for qualname, scope in zip(*column_lists(tables["classes"], ("qualname", "scope_qualname"))):
-            self.classes[qualname].outer = self._outer(qualname, scope)
-            self.classes[qualname].method = scope if scope and "(" in scope else None
-        for klass, name, qualname, kind, signature, annotation in zip(*column_lists(
-                tables["members"], ("class_qualname", "name", "qualname", "kind", "signature", "annotation"))):
-            if klass in self.classes:
-                self.classes[klass].members[name].append((qualname, kind, signature, annotation))
-                self.members[qualname] = (klass, name, kind, signature, annotation)
         # a class's or method's type parameters: name -> its first bound as written (None: Object)
         self.type_parameters: dict[str, dict[str, str | None]] = {}
         self.more_bounds: dict[str, dict[str, list[str]]] = {}
-        for name in ("classes", "members"):
-            for qualname, listed in zip(*column_lists(tables[name], ("qualname", "type_parameters"))):
-                if listed:
-                    self.type_parameters[qualname] = {
-                        p.split()[0]: p.partition(" extends ")[2].split("&")[0].strip() or None for p in listed}
-                    # an intersection's other bounds (JLS 4.9): their members are the variable's too
-                    more = {p.split()[0]: [b.strip() for b in p.partition(" extends ")[2].split("&")[1:] if b.strip()]
-                            for p in listed}
-                    self.more_bounds[qualname] = {k: v for k, v in more.items() if v}
-        self.parameters: dict[str, list[tuple]] = defaultdict(list)  # owner -> [(name, annotation, kind)]
-        for owner, position, name, kind, annotation in zip(*column_lists(
-                tables["parameters"], ("owner_qualname", "position", "name", "kind", "annotation"))):
-            self.parameters[owner].append((position, name, annotation, kind))
-        for listed in self.parameters.values():
-            listed.sort()
+        self.parameters: dict[str, list[tuple]] = {}  # owner -> [(position, name, annotation, kind)]
         self.locals: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
         for scope, name, line, annotation, value in zip(*column_lists(
                 tables["bindings"], ("scope_qualname", "name", "line", "annotation", "value"))):
             self.locals[scope][name].append((line or 0, annotation, value))
         # local classes by the method that declares them (JLS 14.3): `p.Main$1Step` is `Step` there
         self.local_classes: dict[str, dict[str, str]] = defaultdict(dict)
-        for qualname, klass in self.classes.items():
-            named = _LOCAL_CLASS.search(qualname) if klass.method is not None else None
-            if named is not None:
-                self.local_classes[klass.method].setdefault(named.group(1), qualname)
-        self.packages: set[str] = set()
         self.files: dict[int, _File] = {}
-        for qualname, klass in self.classes.items():
-            if klass.outer is None:  # a top-level class: its file's package
-                package = qualname.rpartition(".")[0]
-                self.files.setdefault(klass.file_id, _File(package))
-                self.packages.add(package)
-        for file_id, module, name, level, star, target in zip(*column_lists(
-                tables["imports"], ("file_id", "imported_module", "name", "level", "is_star", "bound_name"))):
-            here = self.files.setdefault(file_id, _File(""))
-            if level:
-                (here.static_on_demand.append(module) if star else here.static_single[name].append(module))
-            elif star:
-                here.on_demand.append(module)
-            else:
-                here.single[name] = f"{module}.{name}"
+        self.packages: set[str] = set(self._learn(tables))
+        pending = _Pending(later, self.classes.__contains__) if later is not None else None
+        if pending is not None:
+            self.packages |= pending.packages
         self._busy: set[str] = set()  # classes whose bases are being resolved
         self._depth = 0  # expressions being typed, one inside another
         # From here on every lookup of the state is a fact read (_Log); answers per build are
@@ -279,10 +333,88 @@ class JavaResolver:
             held = getattr(self, name)
             setattr(self, name, _ReadSet(held, prefix, self.log) if isinstance(held, set) else
                     _Read({k: dict(v) if isinstance(v, defaultdict) else v for k, v in held.items()}, prefix, self.log))
+        if pending is not None:
+            load = functools.partial(self._learn_pending, pending)
+            for name in _BY_NAME:
+                getattr(self, name).load = load
         self.resolve_type = _memo(self.log, self._resolve_type)
         self.supertypes = _memo(self.log, self._supertypes)
         self.ancestors = _memo(self.log, self._ancestors)
         self.parameter_types = _memo(self.log, self._parameter_types)
+
+    def _learn(self, tables: dict[str, pa.Table]) -> set[str]:
+        """Learn the classes, members, type parameters, parameters and imports of some files (all
+        of each class's own rows among them); the packages of their top-level classes."""
+        classes = tables["classes"]
+        known = functools.partial(dict.__contains__, self.classes)
+        qualnames = column_lists(classes, ("qualname",))[0]
+        for qualname, kind, file_id, bases in zip(qualnames, *column_lists(classes, ("kind", "file_id", "bases"))):
+            dict.__setitem__(self.classes, qualname, _Class(qualname, kind, file_id, None, list(bases or ())))
+        for qualname, scope in zip(qualnames, column_lists(classes, ("scope_qualname",))[0]):
+            klass = dict.__getitem__(self.classes, qualname)
+            klass.outer = _outer_of(qualname, scope, known)
+            klass.method = scope if scope and "(" in scope else None
+        learned = [dict.__getitem__(self.classes, q) for q in dict.fromkeys(qualnames)]  # a name written twice: the last
+        for klass, name, qualname, kind, signature, annotation in zip(*column_lists(
+                tables["members"], ("class_qualname", "name", "qualname", "kind", "signature", "annotation"))):
+            held = dict.get(self.classes, klass)
+            if held is not None:
+                held.members[name].append((qualname, kind, signature, annotation))
+                dict.__setitem__(self.members, qualname, (klass, name, kind, signature, annotation))
+        for name in ("classes", "members"):
+            for qualname, listed in zip(*column_lists(tables[name], ("qualname", "type_parameters"))):
+                if listed:
+                    dict.__setitem__(self.type_parameters, qualname, {
+                        p.split()[0]: p.partition(" extends ")[2].split("&")[0].strip() or None for p in listed})
+                    # an intersection's other bounds (JLS 4.9): their members are the variable's too
+                    more = {p.split()[0]: [b.strip() for b in p.partition(" extends ")[2].split("&")[1:] if b.strip()]
+                            for p in listed}
+                    dict.__setitem__(self.more_bounds, qualname, {k: v for k, v in more.items() if v})
+        owners = set()
+        for owner, position, name, kind, annotation in zip(*column_lists(
+                tables["parameters"], ("owner_qualname", "position", "name", "kind", "annotation"))):
+            dict.setdefault(self.parameters, owner, []).append((position, name, annotation, kind))
+            owners.add(owner)
+        for owner in owners:
+            dict.__getitem__(self.parameters, owner).sort()
+        packages = set()
+        for klass in learned:
+            named = _LOCAL_CLASS.search(klass.qualname) if klass.method is not None else None
+            if named is not None:
+                dict.setdefault(self.local_classes, klass.method, {}).setdefault(named.group(1), klass.qualname)
+            if klass.outer is None:  # a top-level class: its file's package
+                package = klass.qualname.rpartition(".")[0]
+                dict.setdefault(self.files, klass.file_id, _File(package))
+                packages.add(package)
+        for file_id, module, name, level, star, target in zip(*column_lists(
+                tables["imports"], ("file_id", "imported_module", "name", "level", "is_star", "bound_name"))):
+            here = dict.setdefault(self.files, file_id, _File(""))
+            if level:
+                (here.static_on_demand.append(module) if star else here.static_single[name].append(module))
+            elif star:
+                here.on_demand.append(module)
+            else:
+                here.single[name] = f"{module}.{name}"
+        return packages
+
+    def _learn_pending(self, pending: _Pending, key) -> bool:
+        """Learn the files of `later` that may hold a row keyed `key` (a class, member or method:
+        the files of the classes its dotted head starts with); did any come? Learning reads no
+        fact: the state it adds was there all along."""
+        tables = pending.take(key)
+        if tables is None:
+            return False
+        reads, merged = self.log.reads, self.log.merged
+        self.log.into(None, set())
+        try:
+            self._learn(tables)
+        finally:
+            self.log.into(reads, merged)
+        for qualname in tables["classes"].column("qualname").to_pylist():
+            klass = dict.__getitem__(self.classes, qualname)
+            if not isinstance(klass.members, _Read):
+                klass.members = _Read(klass.members, f"member:{qualname}#", self.log)
+        return True
 
     def facts(self) -> dict[str, object]:
         """Every fact this resolver's state holds, keyed as answers read them (_FACTS; a class's
@@ -309,20 +441,10 @@ class JavaResolver:
             return False
         head = qualname.split("(")[0]
         for candidate in (head, head.rpartition(".")[0]):
-            klass = dict.get(self.classes, candidate)
+            klass = self.classes.peek(candidate)
             if klass is not None:
                 return klass.file_id in self.library_files
         return False
-
-    def _outer(self, qualname: str, scope: str | None) -> str | None:
-        """The class a class is declared in: the class it is a member of (`p.Outer.Inner`,
-        `p.Outer$1`), or the class of the method it is local to; None at the top of its file,
-        whose module may be spelled as a class is (`p.Shop` holds `p.Shop` and `p.Second`)."""
-        if scope and "(" in scope:
-            return self._class_around(scope)
-        if scope in self.classes and qualname.startswith((f"{scope}.", f"{scope}$")):
-            return scope
-        return None
 
     def _class_around(self, scope: str | None) -> str | None:
         """The class a declaration sits in: its scope, or the class of the method it is in."""
@@ -1099,11 +1221,10 @@ class JavaResolution(Resolution):
                 if name != "reads":  # the layer changes only with a rebuild
                     emit(f"{LIBRARY_SCHEMA}.{name}", table)
             written.append((f"{LIBRARY_SCHEMA}.classes", bases))
-        state = {name: concat(name, [project[name], library[name]]) for name in _INTERFACE}
-        state["bindings"] = project["bindings"]
-        library.clear()
-        resolver = JavaResolver(state, jdk, library_files)
+        state = {name: project[name] for name in _STATE}
+        resolver = JavaResolver(state, jdk, library_files, later=dict(library))
         del state
+        library.clear()
         resolved, bases = resolve_tables(resolver, project, project["classes"])
         for name, table in resolved.items():
             emit(name, table)
@@ -1139,9 +1260,9 @@ class JavaResolution(Resolution):
 
         layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
         library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer) for name in _INTERFACE}
-        state = {name: concat(name, [extracted(con, name, others), fresh[name], library[name]]) for name in _INTERFACE}
+        state = {name: concat(name, [extracted(con, name, others), fresh[name]]) for name in _INTERFACE}
         state["bindings"] = concat("bindings", [extracted(con, "bindings", mine), fresh["bindings"]])
-        resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]))
+        resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]), later=library)
         del library
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
                                                                   if name == "calls" else "")), fresh[name]])
