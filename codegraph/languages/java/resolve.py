@@ -224,7 +224,8 @@ class _Pending:
         names = frozenset(qualnames)
         self.packages = {q.rpartition(".")[0] for q, scope in zip(qualnames, scopes)
                          if _outer_of(q, scope, names.__contains__) is None}
-        self.group: dict[int, set[int]] = {}  # file -> the files learned with it
+        self.group: dict[int, set[int]] = {}  # file -> the files learned with it (those not learned yet)
+        self.asked: set[str] = set()  # the keys taken already
         for listed in self.files_of.values():
             together = set(listed).union(*(self.group.get(f, ()) for f in listed))
             for file_id in together:
@@ -241,8 +242,9 @@ class _Pending:
 
     def take(self, key) -> dict[str, pa.Table] | None:
         """The rows not learned yet that a lookup of `key` may need; None when there are none."""
-        if not isinstance(key, str):
+        if not self.group or not isinstance(key, str) or key in self.asked:
             return None
+        self.asked.add(key)  # what its lookup may need is learned from here on
         head, files = key.split("(", 1)[0], set()
         while head:
             for file_id in self.files_of.get(head, ()):
@@ -319,7 +321,7 @@ class JavaResolver:
         self.local_classes: dict[str, dict[str, str]] = defaultdict(dict)
         self.files: dict[int, _File] = {}
         self.packages: set[str] = set(self._learn(tables))
-        pending = _Pending(later, self.classes.__contains__) if later is not None else None
+        pending = _Pending(later, self.classes.__contains__) if later and later["classes"].num_rows else None
         if pending is not None:
             self.packages |= pending.packages
         self._busy: set[str] = set()  # classes whose bases are being resolved
