@@ -51,6 +51,14 @@ public final class Money {
 """,
     "com/ex/Base.java": "package com.ex;\n\npublic abstract class Base {\n    public abstract int size();\n}\n",
     "com/ex/Small.java": "package com.ex;\n\npublic class Small extends Base {\n    public int size() { return 0; }\n}\n",
+    # six taps near the code with an INSTANCE each, and the sink the code expects further away
+    **{f"com/ex/io/{name}Tap.java": f"package com.ex.io;\n\npublic class {name}Tap {{\n"
+                                    f"    public static final {name}Tap INSTANCE = new {name}Tap();\n}}\n"
+       for name in ("Closed", "Null", "Empty", "Broken", "Proxy", "Tagged")},
+    "com/ex/io/Plain.java": "package com.ex.io;\n\npublic class Plain {}\n",
+    "com/ex/sinks/Sink.java": "package com.ex.sinks;\n\npublic abstract class Sink {}\n",
+    "com/ex/sinks/ClosedSink.java": "package com.ex.sinks;\n\npublic class ClosedSink extends Sink {\n"
+                                    "    public static final ClosedSink INSTANCE = new ClosedSink();\n}\n",
     # a test that uses a dependency the checker cannot see (no classpath): the repository imports it
     "com/ex/CartTest.java": "package com.ex;\n\nimport org.junit.Test;\n\npublic class CartTest {\n"
                             "    @Test public void adds() { new Cart().add(new Item(\"a\", 1)); }\n}\n",
@@ -224,7 +232,7 @@ def test_a_java_file_is_named_by_its_package(tmp_path):
 
 
 _MEMBERS = {"owner": "com.ex.Cart", "name": "ad", "args": ["Item"], "accepts": [accepts("Item")], "also": [],
-            "external": [], "local": []}
+            "external": [], "local": [], "expected": None}
 SAMPLE_PARAMS = {
     "java_members_like": _MEMBERS,
     "java_overloads": {"owner": "com.ex.util.Money", "name": "format", "external": []},
@@ -309,3 +317,41 @@ def test_a_path_javacs_helper_cannot_read_is_refused_in_one_line(tmp_path):
             checker.lint(path)
     finally:
         checker.close()
+
+
+def test_a_static_field_read_through_the_wrong_class_ranks_the_one_of_the_type_the_code_expects(java_repo, monkeypatch):
+    """`Sink out = Plain.INSTANCE;`: seven classes have an INSTANCE, six of them nearer than the
+    sink; the declared type (a local, a field, `this.f`, a method's return) says which one fits."""
+    code = """\
+package com.ex.io;
+
+import com.ex.sinks.Sink;
+
+public class Pipe {
+    private Sink sink;
+    public Sink open(boolean closed) {
+        Sink out = Plain.INSTANCE;
+        this.sink = closed ? Plain.INSTANCE : out;
+        return Plain.INSTANCE;
+    }
+    public Object any() { return Plain.INSTANCE; }
+    public Sink mine() { return Pipe.INSTANCE; }
+}
+"""
+    path = java_repo / "src" / "main" / "java" / "com" / "ex" / "io" / "Pipe.java"
+    monkeypatch.setenv("CODEGRAPH_JAVA_CLASSPATH", "")
+    path.write_text(code)
+    try:
+        checker = language("java").checker()
+        try:
+            report = diagnose(path, java_repo / "graph.duckdb", checker=checker)
+        finally:
+            checker.close()
+    finally:
+        path.unlink()
+    found = _by_line(report)
+    for line in (8, 9, 10, 13):  # 13: read through the code's own class, not a bare name
+        rows = [row for r in found[line] for row in r.rows]
+        assert rows[0]["qualname"] == "com.ex.sinks.ClosedSink.INSTANCE", (line, rows[:3])
+    rows = [row for r in found[12] for row in r.rows]  # Object tells none apart: the nearest first
+    assert rows[0]["qualname"] != "com.ex.sinks.ClosedSink.INSTANCE"

@@ -2,7 +2,10 @@
 -- of type Cart`), one to implement, or one the code may not use: the members the type really has,
 -- inherited ones included, nearest $name first; a small type (40 members or fewer) comes whole;
 -- then a static member of that very name in another class of the repository (`Limits.MAX` read
--- through `Sizes`), the classes nearest the owner first. A method called with $args (javac's argument types, simple
+-- through `Sizes`): first those of the type the code expects there ($expected: a simple name, or
+-- NULL), the field's declared type or its class being it or deriving from it (`Writer out =
+-- Wrong.INSTANCE`: ClosedWriter's INSTANCE, not ClosedInputStream's), then the classes nearest
+-- the owner. A method called with $args (javac's argument types, simple
 -- names) ranks higher when it takes that many, higher still when it takes those types: what the
 -- call can mean whatever its name (`out.amount(s)` for `out.value(s)`; $accepts: per argument, the
 -- parameter types it converts to by widening or boxing), and a name sharing a word with the
@@ -11,7 +14,7 @@
 -- The JDK's members also come in $external, from the JDK's list: a graph built without the library
 -- layer (--no-libraries) has no rows for them.
 -- $owner: the type's qualname; $name; $args: VARCHAR[] or NULL (not a call); $accepts: VARCHAR[][];
--- $also: qualnames;
+-- $also: qualnames; $expected: VARCHAR or NULL;
 -- $local: member names the candidate itself defines in that type (not in the graph yet);
 -- $external: [{name, kind, signature, qualname, defined_in, simple}]; $limit
 WITH graph AS (
@@ -57,13 +60,21 @@ SELECT * FROM (
        OR ($args IS NOT NULL AND kind IN ('method', 'staticmethod')
            AND len(params) = len(CAST($args AS VARCHAR[])))
     UNION ALL
-    SELECT qualname, kind, name, coalesce(signature, ': ' || annotation), docstring, path, start_line, NULL, 0.95,
-           'exact', class_qualname, 1000, 'the same name, static, in ' || class_qualname
-    FROM all_members
-    WHERE name = $name AND kind IN ('class_attribute', 'staticmethod') AND ends_with(path, '.java')
-      AND layer = 'project'  -- not the JDK's dozen static `decode`s for a project's invented `decode`
-      AND class_qualname NOT IN (SELECT defined_in FROM found WHERE defined_in IS NOT NULL)
-    QUALIFY row_number() OVER (ORDER BY
+    SELECT qualname, kind, name, coalesce(signature, ': ' || annotation), docstring, path, start_line, NULL,
+           CASE WHEN fits THEN 1.25 ELSE 0.95 END, 'exact', class_qualname, 1000,
+           'the same name, static, in ' || class_qualname || CASE WHEN fits THEN ', of the type expected there'
+                                                                  ELSE '' END
+    FROM (SELECT *, $expected IS NOT NULL AND (
+                     regexp_extract(regexp_replace(coalesce(annotation, ''), '<.*$', ''), '([\w$]+)\s*$', 1)
+                         IN (SELECT $expected UNION ALL SELECT split_part(qualname, '.', -1)
+                                                       FROM subclasses_of($expected))
+                     OR class_qualname IN (SELECT $expected UNION ALL SELECT qualname FROM subclasses_of($expected))
+                     OR split_part(class_qualname, '.', -1) = $expected) AS fits
+          FROM all_members
+          WHERE name = $name AND kind IN ('class_attribute', 'staticmethod') AND ends_with(path, '.java')
+            AND layer = 'project'  -- not the JDK's dozen static `decode`s for a project's invented `decode`
+            AND class_qualname NOT IN (SELECT defined_in FROM found WHERE defined_in IS NOT NULL))
+    QUALIFY row_number() OVER (ORDER BY fits DESC,
         len(list_intersect(string_split(class_qualname, '.'), string_split($owner, '.'))) DESC, qualname) <= 5
 )
 ORDER BY score DESC, mro_position, qualname

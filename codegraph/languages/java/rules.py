@@ -203,7 +203,7 @@ def member_params(ctx: RuleContext, owner: str, name: str, args: list[str] | Non
     also = sorted({q for r in ctx.candidate.rows("imports") if r.level == 1
                    for q in [type_qualname(ctx, r.imported_module) or r.imported_module]})
     return {"owner": owner, "name": name, "args": args, "accepts": [accepts(a) for a in args or ()], "also": also,
-            "external": jdk_members(owner), "local": local or []}
+            "external": jdk_members(owner), "local": local or [], "expected": None}
 
 
 def _symbol(d: Diagnostic) -> tuple[str, str] | None:
@@ -221,7 +221,9 @@ def _enclosing(ctx: RuleContext, d: Diagnostic) -> str:
 
 
 def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
-    """cant.resolve.location(.args) on a type: the type's members, the JDK's too."""
+    """cant.resolve.location(.args) on a type: the type's members, the JDK's too; for a field read
+    through a type (`Sizes.MAX`), the type the code expects there ranks a static field of that name
+    elsewhere (`Writer out = ClosedWriter.INSTANCE`, not `ClosedInputStream.INSTANCE`)."""
     symbol = _symbol(d)
     if symbol is None or symbol[0] not in ("method", "variable"):
         return None
@@ -230,10 +232,49 @@ def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
     if owner_text is None:
         return None
     owner = type_qualname(ctx, owner_text) or erase(owner_text)
-    if location and not location.startswith("variable") and owner == _enclosing(ctx, d) and symbol[0] == "variable":
+    simple = owner.rpartition(".")[2]
+    text = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    read = re.search(rf"\b{re.escape(simple)}\s*\.\s*{re.escape(symbol[1])}\b", text) if symbol[0] == "variable" else None
+    if location and not location.startswith("variable") and owner == _enclosing(ctx, d) and symbol[0] == "variable" \
+            and read is None:
         return None  # a bare name in the class's own code: the names rule reads it
-    return member_params(ctx, owner, symbol[1], _arguments(d),
-                         sorted(ctx.candidate.own_members(owner)) if owner == _enclosing(ctx, d) else [])
+    params = member_params(ctx, owner, symbol[1], _arguments(d),
+                           sorted(ctx.candidate.own_members(owner)) if owner == _enclosing(ctx, d) else [])
+    params["expected"] = _expected_type(ctx, d.line, text[:read.start()]) if read is not None else None
+    return params
+
+
+# `=` that assigns (not `==`, `!=`, `<=`, `>=`), and `return`
+_ASSIGNS = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\breturn\b")
+_DECLARED = re.compile(r"([\w$.]+)\s*(?:<.*>)?\s*(?:\[\s*\])*\s+[\w$]+\s*$")
+
+
+def _expected_type(ctx: RuleContext, line: int, before: str) -> str | None:
+    """The simple name of the type the code expects of an expression that starts after `before`
+    on its line: the declared type of what it is assigned to (a local, a parameter, a field,
+    `this.f`), or the enclosing method's return type after `return`; None inside a call's
+    arguments or anywhere else (JLS 5.2's assignment contexts, the ones a line tells)."""
+    found = list(_ASSIGNS.finditer(before))
+    if not found:
+        return None
+    last = found[-1]
+    rest = before[last.end():]
+    if rest.count("(") > rest.count(")"):  # an argument of a call: the overloads say what it takes
+        return None
+    if last.group() == "return":
+        function = ctx.candidate.enclosing_function(line)
+        signature = next((r.signature for r in ctx.candidate.rows("members") if r.qualname == function), None)
+        written = signature.rpartition("->")[2].strip() if signature and "->" in signature else None
+    else:
+        target = before[:last.start()].strip()
+        declared = _DECLARED.search(target)
+        if declared is not None and not re.search(r"[.)\]]\s*[\w$]+\s*$", target):
+            written = declared.group(1)
+        else:
+            written = _declared_type(ctx, re.sub(r"^this\s*\.\s*", "", target.split()[-1] if target else ""), line)
+    if not written or written in ("var", "void"):
+        return None
+    return erase(written).rpartition(".")[2] or None
 
 
 def _super_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
