@@ -112,8 +112,9 @@ def column_values(column: pa.ChunkedArray) -> list:
         lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         if not isinstance(lists, pa.ListArray):  # an empty column
             return column.to_pylist()
-        words = _shared(lists.flatten())
-        offsets = lists.offsets.to_numpy().tolist()
+        words = _shared(lists.flatten())  # a slice's values only, so its offsets count from its first
+        offsets = lists.offsets.to_numpy()
+        offsets = (offsets - offsets[0]).tolist()
         valid = lists.is_valid().to_numpy(zero_copy_only=False).tolist()
         return [tuple(words[offsets[i]:offsets[i + 1]]) if valid[i] else None for i in range(len(lists))]
     return column.to_pylist()

@@ -279,7 +279,7 @@ def test_a_resolver_that_learns_the_library_as_lookups_ask_answers_as_one_that_l
     state = {name: project[name] for name in ("classes", "members", "parameters", "imports", "bindings")}
     at_once = JavaResolver({name: concat(name, [state[name], shown[name]]) if name != "bindings" else state[name]
                             for name in state}, jdk_types(), files)
-    lazily = JavaResolver(state, jdk_types(), files, later=library)
+    lazily = JavaResolver(state, jdk_types(), files, later=[library])
     assert len(dict.keys(lazily.classes)) < len(dict.keys(at_once.classes)) / 2  # not learned until asked
     eager, eager_bases = resolve_tables(at_once, project, project["classes"])
     lazy, lazy_bases = resolve_tables(lazily, project, project["classes"])

@@ -4,10 +4,11 @@ the docs and the version all follow it."""
 import dataclasses
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from codegraph import schema
-from codegraph.columns import arrow_schema
+from codegraph.columns import arrow_schema, column_values
 from codegraph.languages.python.extract import extract
 from codegraph.semantic.store import DEFAULT_DIM
 
@@ -90,3 +91,14 @@ def test_the_version_covers_the_code_that_fills_the_rows(monkeypatch):
     before = schema._version()
     monkeypatch.setattr(schema, "ROW_MAKERS", tuple(n for n in schema.ROW_MAKERS if n != "update.py"))
     assert schema._version() != before
+
+
+def test_a_column_of_a_table_s_slice_reads_as_the_slice_s_rows():
+    """column_values shares equal strings through Arrow; a slice's list column (its offsets count
+    from the whole table's first row) gives the slice's lists, not the table's first ones."""
+    table = pa.table({"name": ["a", "b", None, "a"], "words": [["x"], ["y", "z"], None, ["x", "w"]]})
+    for start in range(4):
+        part = table.slice(start, 4 - start)
+        assert column_values(part.column("words")) == [tuple(w) if w is not None else None
+                                                       for w in part.column("words").to_pylist()]
+        assert column_values(part.column("name")) == part.column("name").to_pylist()

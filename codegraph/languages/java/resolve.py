@@ -212,33 +212,48 @@ _BY_NAME = ("classes", "members", "type_parameters", "more_bounds", "parameters"
 class _Pending:
     """The rows of JavaResolver's `later` not learned yet, a file at a time (with the files that
     define a class of the same name: the rows of both make that class, as learning all at once
-    would). A file that defines a class the learned state has already is hidden by it, never
-    learned: the repository's `dep.Other` is what `dep.Other` means, whenever a lookup comes."""
+    would). A file that defines a class the learned state has already, or an earlier source of
+    `later` has, is hidden by it, never learned: the repository's `dep.Other` is what `dep.Other`
+    means, whenever a lookup comes."""
 
-    def __init__(self, tables: dict[str, pa.Table], known: Callable[[str], bool]) -> None:
-        self.tables = {name: tables[name] for name in ("classes", "members", "parameters", "imports")}
-        qualnames, scopes, file_ids = column_lists(tables["classes"], ("qualname", "scope_qualname", "file_id"))
+    def __init__(self, sources: list[dict[str, pa.Table]], known: Callable[[str], bool]) -> None:
+        self.tables = {name: concat(name, [source[name] for source in sources])
+                       for name in ("classes", "members", "parameters", "imports")}
+        rank: dict[int, int] = {}  # file -> the position of its source
+        for position, source in enumerate(sources):
+            for file_id in source["classes"].column("file_id").to_pylist():
+                rank.setdefault(file_id, position)
+        qualnames, scopes, file_ids = column_lists(self.tables["classes"], ("qualname", "scope_qualname", "file_id"))
         self.files_of: dict[str, list[int]] = defaultdict(list)  # class -> the files defining it
         for qualname, file_id in zip(qualnames, file_ids):
             self.files_of[qualname].append(file_id)
         names = frozenset(qualnames)
         self.packages = {q.rpartition(".")[0] for q, scope in zip(qualnames, scopes)
                          if _outer_of(q, scope, names.__contains__) is None}
+        hidden: set[int] = set()
+        for qualname, listed in self.files_of.items():
+            first = -1 if known(qualname) else min(rank[f] for f in listed)
+            hidden.update(f for f in listed if rank[f] > first)
         self.group: dict[int, set[int]] = {}  # file -> the files learned with it (those not learned yet)
         self.asked: set[str] = set()  # the keys taken already
         for listed in self.files_of.values():
+            listed = [f for f in listed if f not in hidden]
             together = set(listed).union(*(self.group.get(f, ()) for f in listed))
             for file_id in together:
                 self.group[file_id] = together
-        self.rows: dict[str, dict[int, np.ndarray]] = {}  # table -> file -> its rows
+        # each table ordered by file (a file's rows in their order), and where each file's rows are:
+        # what a file's lookup learns is slices of it, not a gather from the whole table
+        self.spans: dict[str, dict[int, tuple[int, int]]] = {}
+        self.first: dict[int, int] = {}  # file -> its first row in `classes`: the order files are learned in
         for name, table in self.tables.items():
             ids = table.column("file_id").to_numpy(zero_copy_only=False)
             order = np.argsort(ids, kind="stable")
-            files, starts = np.unique(ids[order], return_index=True)
-            self.rows[name] = dict(zip(files.tolist(), np.split(order, starts[1:])))
-        for file_id in {f for q, listed in self.files_of.items() if known(q) for f in listed}:
-            for hidden in self.group.pop(file_id, ()):
-                self.group.pop(hidden, None)
+            files, starts, counts = np.unique(ids[order], return_index=True, return_counts=True)
+            self.tables[name] = table.take(pa.array(order, pa.int64()))
+            self.spans[name] = {f: (start, count) for f, start, count in
+                                zip(files.tolist(), starts.tolist(), counts.tolist())}
+            if name == "classes":
+                self.first = dict(zip(files.tolist(), order[starts].tolist()))
 
     def take(self, key) -> dict[str, pa.Table] | None:
         """The rows not learned yet that a lookup of `key` may need; None when there are none."""
@@ -255,12 +270,10 @@ class _Pending:
     def _take(self, files: set[int]) -> dict[str, pa.Table]:
         for file_id in files:  # a group whole (take's)
             self.group.pop(file_id, None)
-        out = {}
-        for name, table in self.tables.items():
-            found = [self.rows[name][f] for f in files if f in self.rows[name]]
-            rows = np.sort(np.concatenate(found)) if found else np.empty(0, np.int64)
-            out[name] = table.take(pa.array(rows, pa.int64()))
-        return out
+        ordered = sorted(files, key=lambda f: self.first.get(f, 0))
+        return {name: pa.concat_tables([table.slice(*self.spans[name][f]) for f in ordered if f in self.spans[name]]
+                                       or [table.slice(0, 0)])
+                for name, table in self.tables.items()}
 
 
 def _outer_of(qualname: str, scope: str | None, known: Callable[[str], bool]) -> str | None:
@@ -299,12 +312,14 @@ class _File:
 
 class JavaResolver:
     def __init__(self, tables: dict[str, pa.Table], jdk: JdkTypes | None = None,
-                 library_files: frozenset[int] = frozenset(), later: dict[str, pa.Table] | None = None):
-        """tables: the state learned now (classes, members, parameters, imports, bindings). later:
-        the library layer's classes, members, parameters and imports, learned a file at a time
-        the first time a lookup could need them (_Pending): a one-file update learns a few of the
-        JDK's 1,200 classes, not all of them. The answers, and the facts they read, are those of a
-        resolver that learned both at once, the library's rows after the others'."""
+                 library_files: frozenset[int] = frozenset(), later: list[dict[str, pa.Table]] = ()):
+        """tables: the state learned now (classes, members, parameters, imports, bindings): the
+        files resolved. later: the classes, members, parameters and imports of other files (the
+        repository's others in an update, then the library layer's), learned a file at a time the
+        first time a lookup could need them (_Pending): a one-file update learns the few classes
+        its answers ask about, not all of them. The answers, and the facts they read, are those of
+        a resolver that learned them all at once, a class the files resolved define hiding one of
+        `later`'s, and one of an earlier source of `later` hiding the next's."""
         self.jdk = jdk  # the JDK's public types, when a JDK is there (jdk.py)
         self.library_files = library_files  # the files of `tables` and `later` that are the library layer's
         self.classes: dict[str, _Class] = {}
@@ -321,7 +336,8 @@ class JavaResolver:
         self.local_classes: dict[str, dict[str, str]] = defaultdict(dict)
         self.files: dict[int, _File] = {}
         self.packages: set[str] = set(self._learn(tables))
-        pending = _Pending(later, self.classes.__contains__) if later and later["classes"].num_rows else None
+        later = [source for source in later if source["classes"].num_rows]
+        pending = _Pending(later, self.classes.__contains__) if later else None
         if pending is not None:
             self.packages |= pending.packages
         self._busy: set[str] = set()  # classes whose bases are being resolved
@@ -1224,7 +1240,7 @@ class JavaResolution(Resolution):
                     emit(f"{LIBRARY_SCHEMA}.{name}", table)
             written.append((f"{LIBRARY_SCHEMA}.classes", bases))
         state = {name: project[name] for name in _STATE}
-        resolver = JavaResolver(state, jdk, library_files, later=dict(library))
+        resolver = JavaResolver(state, jdk, library_files, later=[dict(library)])
         del state
         library.clear()
         resolved, bases = resolve_tables(resolver, project, project["classes"])
@@ -1257,15 +1273,16 @@ class JavaResolution(Resolution):
         dirty = [r[0] for r in con.execute(_DIRTY_SQL).fetchall()]
         register_values(con, "_ids", dirty, pa.int64())
         con.execute("CREATE OR REPLACE TEMP TABLE _dirty AS SELECT v AS file_id FROM _ids")
-        others = f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
+        others = (f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
+                  " AND file_id NOT IN (SELECT file_id FROM _dirty)")
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
         layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
         library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer) for name in _INTERFACE}
-        state = {name: concat(name, [extracted(con, name, others), fresh[name]]) for name in _INTERFACE}
-        state["bindings"] = concat("bindings", [extracted(con, "bindings", mine), fresh["bindings"]])
-        resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]), later=library)
-        del library
+        state = {name: concat(name, [extracted(con, name, mine), fresh[name]]) for name in _STATE}
+        later = [{name: extracted(con, name, others) for name in _INTERFACE}, library]
+        resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]), later=later)
+        del library, later
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
                                                                   if name == "calls" else "")), fresh[name]])
                  for name in RESOLVED_TABLES}
