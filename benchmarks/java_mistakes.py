@@ -1,7 +1,7 @@
 """Java diagnostics on the mistakes models make: javac's messages to cards, on real Maven projects.
 
     python -m benchmarks.java_mistakes --projects benchmarks/data/javac_projects.json [--per-kind 25]
-        [--libraries 1] [--out benchmarks/results/java_mistakes.json]
+        [--libraries 1] [--kinds all | KIND,KIND] [--out benchmarks/results/java_mistakes.json]
 
 PROJECTS.json is the javac call-graph benchmark's (name -> {"sources": the source jar's
 group:artifact:version, "classpath": [jars its code compiles against]}). Each project's source jar
@@ -211,7 +211,7 @@ class _LintOnce:
         return getattr(self.checker, name)
 
 
-def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int) -> dict:
+def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int, kinds: str = "all") -> dict:
     """The cases are drawn from the graph without the library layer and answered by it and, with
     `libraries`, by the graph with the layer (the default build) too: the same cases, side by side."""
     root, db, _ = indexed_project(name, spec, scratch)
@@ -225,7 +225,7 @@ def measure(name: str, spec: dict, scratch: Path, per_kind: int, libraries: int)
     try:
         with Retriever(db) as retriever, (Retriever(layered) if layered else contextlib.nullcontext()) as with_layer:
             con = retriever.con
-            for kind in KINDS:
+            for kind in KINDS if kinds == "all" else [k for k in KINDS if k in kinds.split(",")]:
                 cases = Cases(con, root, f"{name}:{kind}")
                 rows, tried = [], 0
                 for path, line, mutated, truth in cases.of(kind):
@@ -281,7 +281,8 @@ def pooled(results: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    over_projects("java_mistakes", __doc__, measure, {"per-kind": 25, "libraries": 1}, argv, finish=pooled)
+    over_projects("java_mistakes", __doc__, measure, {"per-kind": 25, "libraries": 1, "kinds": "all"}, argv,
+                  finish=pooled)
 
 
 if __name__ == "__main__":

@@ -131,10 +131,10 @@ def measure(name: str, spec: dict, scratch: Path) -> dict:
     return out
 
 
-def over_projects(module: str, doc: str, measure, options: dict[str, int], argv: list[str] | None = None,
+def over_projects(module: str, doc: str, measure, options: dict[str, int | str], argv: list[str] | None = None,
                   finish=None, **extra) -> dict:
     """The main of a benchmark over a projects file (name -> {sources, classpath}): its command
-    line (--projects, --out and the integer `options` with their defaults), measure(name, spec,
+    line (--projects, --out and the `options` with their defaults and types), measure(name, spec,
     scratch, *options) per project in one scratch folder, finish(results) for what spans them,
     the results written to --out (default benchmarks/results/<module>.json) and returned.
     `extra`: fields the results file also holds."""
@@ -142,7 +142,7 @@ def over_projects(module: str, doc: str, measure, options: dict[str, int], argv:
     parser.add_argument("--projects", type=Path, required=True,
                         help="JSON: name -> {sources: group:artifact:version, classpath: [...]}")
     for option, default in options.items():
-        parser.add_argument(f"--{option}", type=int, default=default)
+        parser.add_argument(f"--{option}", type=type(default), default=default)
     parser.add_argument("--out", type=Path, default=Path(f"benchmarks/results/{module}.json"))
     args = parser.parse_args(argv)
     values = [getattr(args, option.replace("-", "_")) for option in options]

@@ -710,3 +710,25 @@ def test_updates_after_interface_edits_equal_rebuilds_and_resolve_only_the_reade
         finally:
             con.close()
     assert fewer >= len(_INTERFACE_EDITS) // 2
+
+
+@pytest.mark.parametrize("edited", ["src/main/java/p/Ball.java", "copy/src/main/java/p/Ball.java"])
+def test_an_update_of_a_class_two_modules_define_equals_a_rebuild(tmp_path, edited):
+    """Two modules' copies of p.Ball (a multi-module build's): an update that edits either one
+    resolves as a rebuild does, whichever file the build reads first."""
+    root, db = _indexed_zoo(tmp_path)
+    copy = root / "copy/src/main/java/p/Ball.java"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("package p;\npublic class Ball { void roll(long n) {} Ball spin() { return this; } }\n")
+    (root / "copy/pom.xml").write_text("<project><modelVersion>4.0.0</modelVersion></project>\n")
+    index_repository(root, db, embed=False, libraries=False, full=True)
+    path = root / edited
+    path.write_text(path.read_text().replace("Ball ", "Ball edited() { return this; } Ball ", 1))
+    assert index_repository(root, db, embed=False, libraries=False).mode == "update"
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        _assert_as_rebuilt(con, rebuilt)
+    finally:
+        con.close()

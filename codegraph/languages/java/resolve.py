@@ -1215,6 +1215,10 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
 _INTERFACE = ("classes", "members", "parameters", "imports")
 _STATE = (*_INTERFACE, "bindings")  # all of it (JavaResolver's tables)
 _JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
+# The Java files an update does not resolve again (_fresh: those parsed; _dirty: those that read a changed fact)
+_OTHERS = f"{_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh) AND file_id NOT IN (SELECT file_id FROM _dirty)"
+# Is a class of the files being resolved (_names) defined by another file too?
+_SHARED_SQL = f"SELECT count(*) FROM classes WHERE qualname IN (SELECT v FROM _names) AND {_OTHERS}"
 # The files not resolved again whose answers read a fact that changed (_keys).
 _DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM _keys) AND {_JAVA}
                  AND file_id NOT IN (SELECT file_id FROM _fresh)"""
@@ -1273,14 +1277,22 @@ class JavaResolution(Resolution):
         dirty = [r[0] for r in con.execute(_DIRTY_SQL).fetchall()]
         register_values(con, "_ids", dirty, pa.int64())
         con.execute("CREATE OR REPLACE TEMP TABLE _dirty AS SELECT v AS file_id FROM _ids")
-        others = (f"WHERE {_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
-                  " AND file_id NOT IN (SELECT file_id FROM _dirty)")
+        others = f"WHERE {_OTHERS}"
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
         layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
         library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer) for name in _INTERFACE}
         state = {name: concat(name, [extracted(con, name, mine), fresh[name]]) for name in _STATE}
-        later = [{name: extracted(con, name, others) for name in _INTERFACE}, library]
+        register_values(con, "_names", state["classes"].column("qualname").to_pylist())
+        if con.execute(_SHARED_SQL).fetchone()[0]:
+            # a class of the files resolved is defined by another file too (two modules' copies): the
+            # others learned first, as a full build learns them, in the order they were before
+            state = {name: concat(name, [extracted(con, name, f"WHERE {_JAVA} AND file_id NOT IN "
+                                                                 "(SELECT file_id FROM _fresh)"), fresh[name]])
+                     if name != "bindings" else state[name] for name in _STATE}
+            later = [library]
+        else:
+            later = [{name: extracted(con, name, others) for name in _INTERFACE}, library]
         resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]), later=later)
         del library, later
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
