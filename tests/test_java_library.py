@@ -142,6 +142,14 @@ def test_an_import_in_no_jar_is_named_with_how_to_fix_it(tmp_path, monkeypatch):
     report = index_repository(root, tmp_path / "g.duckdb", embed=False)
     note = next(w for w in report.warnings if "in no jar" in w)
     assert "dep" in note and "CODEGRAPH_JAVA_CLASSPATH" in note
+    # a static import of a member class's constant of the repository's own is no jar's to find
+    (root / "src/main/java/com/ex/Sorts.java").write_text(
+        "package com.ex;\npublic class Sorts { public enum Kind { ONE, TWO } }\n")
+    (root / "src/main/java/com/ex/Use.java").write_text(
+        "package com.ex;\nimport static com.ex.Sorts.Kind.ONE;\nclass Use { Object k = ONE; }\n")
+    report = index_repository(root, tmp_path / "g.duckdb", embed=False, full=True)
+    note = next(w for w in report.warnings if "in no jar" in w)
+    assert note.startswith("1 imported package is") and "Sorts" not in note
 
 
 def test_a_damaged_jar_is_left_out_and_the_rest_indexed(tmp_path, monkeypatch):

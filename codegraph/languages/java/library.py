@@ -162,12 +162,13 @@ class JavaLibrary(Library):
         """`<jdk>` (every file imports java.lang without saying so, JLS 7.3; java.base is in
         whole), and `a.b.*` for another package a file imports from, of the JDK's other modules
         or of a jar (`import a.b.C;`, `import a.b.*;`, `import static a.b.C.m;`). Names of the
-        repository's own classes and packages are not the library's."""
+        repository's own classes (their member classes too: `import static a.b.C.Kind.ONE;`) and
+        packages are not the library's."""
         made = self.stubs()
         packages = {module.rpartition(".")[0] for module in project_modules}
         names = {JDK} if project_modules else set()
         for module, name, star in imports:
-            if not module or module in project_modules or module in packages:
+            if not module or module in packages or _within(module, project_modules):
                 continue
             dotted = module if star or not name else f"{module}.{name}"
             package = made.package_of(dotted) if made is not None else module
@@ -225,6 +226,15 @@ class JavaLibrary(Library):
             if st is None or st.st_size != size or st.st_mtime_ns != mtime:
                 return True
         return False
+
+
+def _within(dotted: str, classes: set[str]) -> bool:
+    """Is `dotted` one of these classes or a member class of one (`a.b.C.Kind` of `a.b.C`)?"""
+    while dotted:
+        if dotted in classes:
+            return True
+        dotted = dotted.rpartition(".")[0]
+    return False
 
 
 def java_library(root: Path) -> JavaLibrary | None:
