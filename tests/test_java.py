@@ -7,6 +7,7 @@ brings in (7.5), and where a call's code belongs."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -443,6 +444,16 @@ def _assert_as_rebuilt(con, rebuilt):
         assert updated == con.execute(f"SELECT {columns} FROM rebuilt.{table} ORDER BY ALL").fetchall(), table
 
 
+def _assert_update_is_a_rebuild(root: Path, db: Path, rebuilt: Path) -> None:
+    """Build the tree afresh into `rebuilt` and hold the updated graph `db` to it."""
+    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        _assert_as_rebuilt(con, rebuilt)
+    finally:
+        con.close()
+
+
 def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp_path):
     """A method's body changed: no other file reads it, so no other file is resolved again; the
     graph is still what a rebuild makes. A signature changed: the files whose answers read that
@@ -472,12 +483,7 @@ def test_an_edit_that_keeps_a_java_file_s_interface_resolves_that_file_alone(tmp
         con.close()
     assert readers and len(readers) < len(_ZOO) - 1
     assert index_repository(root, db, embed=False, libraries=False).reresolved == len(readers)
-    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        _assert_as_rebuilt(con, rebuilt)
-    finally:
-        con.close()
+    _assert_update_is_a_rebuild(root, db, rebuilt)
 
 
 def test_an_update_resolves_the_java_files_again(tmp_path):
@@ -725,10 +731,4 @@ def test_an_update_of_a_class_two_modules_define_equals_a_rebuild(tmp_path, edit
     path = root / edited
     path.write_text(path.read_text().replace("Ball ", "Ball edited() { return this; } Ball ", 1))
     assert index_repository(root, db, embed=False, libraries=False).mode == "update"
-    rebuilt = tmp_path / "rebuilt.duckdb"
-    index_repository(root, rebuilt, embed=False, libraries=False, full=True)
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        _assert_as_rebuilt(con, rebuilt)
-    finally:
-        con.close()
+    _assert_update_is_a_rebuild(root, db, tmp_path / "rebuilt.duckdb")
