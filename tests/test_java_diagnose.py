@@ -232,7 +232,7 @@ def test_a_java_file_is_named_by_its_package(tmp_path):
 
 
 _MEMBERS = {"owner": "com.ex.Cart", "name": "ad", "args": ["Item"], "accepts": [accepts("Item")], "also": [],
-            "external": [], "local": [], "expected": None}
+            "external": [], "local": [], "expected": None, "near": None}
 SAMPLE_PARAMS = {
     "java_members_like": _MEMBERS,
     "java_overloads": {"owner": "com.ex.util.Money", "name": "format", "external": []},
@@ -321,7 +321,8 @@ def test_a_path_javacs_helper_cannot_read_is_refused_in_one_line(tmp_path):
 
 def test_a_static_field_read_through_the_wrong_class_ranks_the_one_of_the_type_the_code_expects(java_repo, monkeypatch):
     """`Sink out = Plain.INSTANCE;`: seven classes have an INSTANCE, six of them nearer than the
-    sink; the declared type (a local, a field, `this.f`, a method's return) says which one fits."""
+    sink; the declared type (a local, a field, `this.f`, a method's return) says which one fits,
+    and where the type tells none apart, the name the value is given to (`nullTap()`: NullTap's)."""
     code = """\
 package com.ex.io;
 
@@ -336,6 +337,7 @@ public class Pipe {
     }
     public Object any() { return Plain.INSTANCE; }
     public Sink mine() { return Pipe.INSTANCE; }
+    public Object nullTap() { return Plain.INSTANCE; }
 }
 """
     path = java_repo / "src" / "main" / "java" / "com" / "ex" / "io" / "Pipe.java"
@@ -355,3 +357,5 @@ public class Pipe {
         assert rows[0]["qualname"] == "com.ex.sinks.ClosedSink.INSTANCE", (line, rows[:3])
     rows = [row for r in found[12] for row in r.rows]  # Object tells none apart: the nearest first
     assert rows[0]["qualname"] != "com.ex.sinks.ClosedSink.INSTANCE"
+    rows = [row for r in found[14] for row in r.rows]  # nor here, but the method's name does
+    assert rows[0]["qualname"] == "com.ex.io.NullTap.INSTANCE"

@@ -4,8 +4,9 @@
 -- then a static member of that very name in another class of the repository (`Limits.MAX` read
 -- through `Sizes`): first those of the type the code expects there ($expected: a simple name, or
 -- NULL), the field's declared type or its class being it or deriving from it (`Writer out =
--- Wrong.INSTANCE`: ClosedWriter's INSTANCE, not ClosedInputStream's), then the classes nearest
--- the owner. A method called with $args (javac's argument types, simple
+-- Wrong.INSTANCE`: ClosedWriter's INSTANCE, not ClosedInputStream's), then those whose class
+-- shares more words with the name the value is given to ($near: `EMPTY_ORDERED_ITERATOR =`, or
+-- the method that returns it: EmptyOrderedIterator's INSTANCE), then the classes nearest the owner. A method called with $args (javac's argument types, simple
 -- names) ranks higher when it takes that many, higher still when it takes those types: what the
 -- call can mean whatever its name (`out.amount(s)` for `out.value(s)`; $accepts: per argument, the
 -- parameter types it converts to by widening or boxing), and a name sharing a word with the
@@ -14,7 +15,7 @@
 -- The JDK's members also come in $external, from the JDK's list: a graph built without the library
 -- layer (--no-libraries) has no rows for them.
 -- $owner: the type's qualname; $name; $args: VARCHAR[] or NULL (not a call); $accepts: VARCHAR[][];
--- $also: qualnames; $expected: VARCHAR or NULL;
+-- $also: qualnames; $expected: VARCHAR or NULL; $near: VARCHAR or NULL;
 -- $local: member names the candidate itself defines in that type (not in the graph yet);
 -- $external: [{name, kind, signature, qualname, defined_in, simple}]; $limit
 WITH graph AS (
@@ -61,7 +62,7 @@ SELECT * FROM (
            AND len(params) = len(CAST($args AS VARCHAR[])))
     UNION ALL
     SELECT qualname, kind, name, coalesce(signature, ': ' || annotation), docstring, path, start_line, NULL,
-           CASE WHEN fits THEN 1.25 ELSE 0.95 END, 'exact', class_qualname, 1000,
+           CASE WHEN fits THEN 1.25 ELSE 0.95 END + 0.01 * shared, 'exact', class_qualname, 1000,
            'the same name, static, in ' || class_qualname || CASE WHEN fits THEN ', of the type expected there'
                                                                   ELSE '' END
     FROM (SELECT *, $expected IS NOT NULL AND (
@@ -69,12 +70,14 @@ SELECT * FROM (
                          IN (SELECT $expected UNION ALL SELECT split_part(qualname, '.', -1)
                                                        FROM subclasses_of($expected))
                      OR class_qualname IN (SELECT $expected UNION ALL SELECT qualname FROM subclasses_of($expected))
-                     OR split_part(class_qualname, '.', -1) = $expected) AS fits
+                     OR split_part(class_qualname, '.', -1) = $expected) AS fits,
+                 len(list_intersect(name_words(split_part(class_qualname, '.', -1)),
+                                    name_words(coalesce($near, '')))) AS shared
           FROM all_members
           WHERE name = $name AND kind IN ('class_attribute', 'staticmethod') AND ends_with(path, '.java')
             AND layer = 'project'  -- not the JDK's dozen static `decode`s for a project's invented `decode`
             AND class_qualname NOT IN (SELECT defined_in FROM found WHERE defined_in IS NOT NULL))
-    QUALIFY row_number() OVER (ORDER BY fits DESC,
+    QUALIFY row_number() OVER (ORDER BY fits DESC, shared DESC,
         len(list_intersect(string_split(class_qualname, '.'), string_split($owner, '.'))) DESC, qualname) <= 5
 )
 ORDER BY score DESC, mro_position, qualname

@@ -203,7 +203,7 @@ def member_params(ctx: RuleContext, owner: str, name: str, args: list[str] | Non
     also = sorted({q for r in ctx.candidate.rows("imports") if r.level == 1
                    for q in [type_qualname(ctx, r.imported_module) or r.imported_module]})
     return {"owner": owner, "name": name, "args": args, "accepts": [accepts(a) for a in args or ()], "also": also,
-            "external": jdk_members(owner), "local": local or [], "expected": None}
+            "external": jdk_members(owner), "local": local or [], "expected": None, "near": None}
 
 
 def _symbol(d: Diagnostic) -> tuple[str, str] | None:
@@ -240,7 +240,7 @@ def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
         return None  # a bare name in the class's own code: the names rule reads it
     params = member_params(ctx, owner, symbol[1], _arguments(d),
                            sorted(ctx.candidate.own_members(owner)) if owner == _enclosing(ctx, d) else [])
-    params["expected"] = _expected_type(ctx, d.line, text[:read.start()]) if read is not None else None
+    params["expected"], params["near"] = _expected(ctx, d.line, text[:read.start()]) if read is not None else (None, None)
     return params
 
 
@@ -249,32 +249,35 @@ _ASSIGNS = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\breturn\b")
 _DECLARED = re.compile(r"([\w$.]+)\s*(?:<.*>)?\s*(?:\[\s*\])*\s+[\w$]+\s*$")
 
 
-def _expected_type(ctx: RuleContext, line: int, before: str) -> str | None:
-    """The simple name of the type the code expects of an expression that starts after `before`
-    on its line: the declared type of what it is assigned to (a local, a parameter, a field,
-    `this.f`), or the enclosing method's return type after `return`; None inside a call's
-    arguments or anywhere else (JLS 5.2's assignment contexts, the ones a line tells)."""
+def _expected(ctx: RuleContext, line: int, before: str) -> tuple[str | None, str | None]:
+    """(the simple name of the type the code expects of an expression that starts after `before`
+    on its line, the name it is given to): the declared type of what it is assigned to (a local,
+    a parameter, a field, `this.f`) and that name, or after `return` the enclosing method's
+    return type and the method's name; (None, None) inside a call's arguments or anywhere else
+    (JLS 5.2's assignment contexts, the ones a line tells)."""
     found = list(_ASSIGNS.finditer(before))
     if not found:
-        return None
+        return None, None
     last = found[-1]
     rest = before[last.end():]
     if rest.count("(") > rest.count(")"):  # an argument of a call: the overloads say what it takes
-        return None
+        return None, None
     if last.group() == "return":
         function = ctx.candidate.enclosing_function(line)
         signature = next((r.signature for r in ctx.candidate.rows("members") if r.qualname == function), None)
         written = signature.rpartition("->")[2].strip() if signature and "->" in signature else None
+        name = (function or "").split("(")[0].rpartition(".")[2]
     else:
         target = before[:last.start()].strip()
+        name = re.sub(r"^this\s*\.\s*", "", target.split()[-1] if target else "")
         declared = _DECLARED.search(target)
         if declared is not None and not re.search(r"[.)\]]\s*[\w$]+\s*$", target):
             written = declared.group(1)
         else:
-            written = _declared_type(ctx, re.sub(r"^this\s*\.\s*", "", target.split()[-1] if target else ""), line)
+            written = _declared_type(ctx, name, line)
     if not written or written in ("var", "void"):
-        return None
-    return erase(written).rpartition(".")[2] or None
+        return None, name or None
+    return erase(written).rpartition(".")[2] or None, name or None
 
 
 def _super_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
