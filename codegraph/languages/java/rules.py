@@ -247,6 +247,7 @@ def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
 # `=` that assigns (not `==`, `!=`, `<=`, `>=`), and `return`
 _ASSIGNS = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\breturn\b")
 _DECLARED = re.compile(r"([\w$.]+)\s*(?:<.*>)?\s*(?:\[\s*\])*\s+[\w$]+\s*$")
+_DECLARATION_AT_MOST = 300  # characters of a declaration read before its `=` (_DECLARED backtracks)
 
 
 def _expected(ctx: RuleContext, line: int, before: str) -> tuple[str | None, str | None]:
@@ -268,7 +269,7 @@ def _expected(ctx: RuleContext, line: int, before: str) -> tuple[str | None, str
         written = signature.rpartition("->")[2].strip() if signature and "->" in signature else None
         name = (function or "").split("(")[0].rpartition(".")[2]
     else:
-        target = before[:last.start()].strip()
+        target = before[:last.start()].strip()[-_DECLARATION_AT_MOST:]  # a model's line may be a megabyte
         name = re.sub(r"^this\s*\.\s*", "", target.split()[-1] if target else "")
         declared = _DECLARED.search(target)
         if declared is not None and not re.search(r"[.)\]]\s*[\w$]+\s*$", target):
