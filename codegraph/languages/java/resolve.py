@@ -117,13 +117,18 @@ class _Log:
 
 class _Read(dict):
     """A dict of the resolver's state whose lookups by key (`get`, `[]`, `in`) are facts read;
-    with `load`, a key not held yet is first asked of it (JavaResolver._learn_pending)."""
+    with `load`, a key not held yet is first asked of it (JavaResolver._learn_pending), once
+    (`asked`: the keys asked already, shared by every dict that loads)."""
 
-    __slots__ = ("prefix", "log", "load")
+    __slots__ = ("prefix", "log", "load", "asked")
 
     def __init__(self, data: dict, prefix: str, log: _Log) -> None:
         super().__init__(data)
-        self.prefix, self.log, self.load = prefix, log, None
+        self.prefix, self.log, self.load, self.asked = prefix, log, None, frozenset()
+
+    def _loaded(self, key) -> bool:
+        """Was `key` missing and is it held now?"""
+        return self.load is not None and key not in self.asked and self.load(key) and dict.__contains__(self, key)
 
     def get(self, key, default=None):
         reads = self.log.reads
@@ -131,7 +136,7 @@ class _Read(dict):
             reads.add((self.prefix, key))
         found = dict.get(self, key, _ABSENT)
         if found is _ABSENT:
-            return dict.get(self, key, default) if self.load is not None and self.load(key) else default
+            return dict.__getitem__(self, key) if self._loaded(key) else default
         return found
 
     def __getitem__(self, key):
@@ -139,21 +144,20 @@ class _Read(dict):
         if reads is not None:
             reads.add((self.prefix, key))
         if self.load is not None and not dict.__contains__(self, key):
-            self.load(key)
+            self._loaded(key)
         return dict.__getitem__(self, key)
 
     def __contains__(self, key) -> bool:
         reads = self.log.reads
         if reads is not None:
             reads.add((self.prefix, key))
-        return dict.__contains__(self, key) or (self.load is not None and self.load(key)
-                                                 and dict.__contains__(self, key))
+        return dict.__contains__(self, key) or self._loaded(key)
 
     def peek(self, key, default=None):
         """The value held for `key`, not a fact read (what the answers do not depend on)."""
         found = dict.get(self, key, _ABSENT)
         if found is _ABSENT:
-            return dict.get(self, key, default) if self.load is not None and self.load(key) else default
+            return dict.__getitem__(self, key) if self._loaded(key) else default
         return found
 
 
@@ -257,9 +261,9 @@ class _Pending:
 
     def take(self, key) -> dict[str, pa.Table] | None:
         """The rows not learned yet that a lookup of `key` may need; None when there are none."""
-        if not self.group or not isinstance(key, str) or key in self.asked:
-            return None
         self.asked.add(key)  # what its lookup may need is learned from here on
+        if not self.group or not isinstance(key, str):
+            return None
         head, files = key.split("(", 1)[0], set()
         while head:
             for file_id in self.files_of.get(head, ()):
@@ -354,7 +358,7 @@ class JavaResolver:
         if pending is not None:
             load = functools.partial(self._learn_pending, pending)
             for name in _BY_NAME:
-                getattr(self, name).load = load
+                getattr(self, name).load, getattr(self, name).asked = load, pending.asked
         self.resolve_type = _memo(self.log, self._resolve_type)
         self.supertypes = _memo(self.log, self._supertypes)
         self.ancestors = _memo(self.log, self._ancestors)
