@@ -121,6 +121,10 @@ class Candidate:
     def own_members(self, class_qualname: str) -> set[str]:
         return {r.name for r in self.rows("members") if r.class_qualname == class_qualname}
 
+    def line_at(self, line: int) -> str:
+        """The text of a 1-based line ("" past the file's ends: a message may point there)."""
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
     def excerpt(self, line: int, radius: int = 3) -> str:
         first, last = max(1, line - radius), min(len(self.lines), line + radius)
         width = len(str(last))

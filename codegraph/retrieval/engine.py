@@ -198,7 +198,7 @@ class Retriever:
         embedding), and graph proximity (the candidate's own class and module first)."""
         if len(rows) < 2:
             return rows
-        line = candidate.lines[d.line - 1] if 0 < d.line <= len(candidate.lines) else ""
+        line = candidate.line_at(d.line)
         meaning = self._meaning(rows, f"{d.message} {line} {self.description or ''}")
         klass = candidate.enclosing_class(d.line) or ""
         for row, similar in zip(rows, meaning):
@@ -325,7 +325,7 @@ class Retriever:
         """The last resort: hybrid search (BM25 and the embedding, public code first) over the
         message's names, the offending line and the task, nudged towards the candidate's module
         and what it imports; each row says why it came."""
-        line = candidate.lines[d.line - 1] if 0 < d.line <= len(candidate.lines) else ""
+        line = candidate.line_at(d.line)
         quoted = " ".join(re.findall(r"'([^']+)'", d.message))
         query = " ".join(filter(None, [quoted, line.strip(), self.description]))
         if not query_terms(query):

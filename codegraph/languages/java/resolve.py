@@ -134,10 +134,7 @@ class _Read(dict):
         reads = self.log.reads
         if reads is not None:  # (prefix, key): a tuple costs half of a string made here
             reads.add((self.prefix, key))
-        found = dict.get(self, key, _ABSENT)
-        if found is _ABSENT:
-            return dict.__getitem__(self, key) if self._loaded(key) else default
-        return found
+        return self.peek(key, default)
 
     def __getitem__(self, key):
         reads = self.log.reads
@@ -1219,13 +1216,14 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
 _INTERFACE = ("classes", "members", "parameters", "imports")
 _STATE = (*_INTERFACE, "bindings")  # all of it (JavaResolver's tables)
 _JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
-# The Java files an update does not resolve again (_fresh: those parsed; _dirty: those that read a changed fact)
-_OTHERS = f"{_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh) AND file_id NOT IN (SELECT file_id FROM _dirty)"
+# The Java files an update did not parse (_fresh), and of those the ones it does not resolve again
+# (_dirty: those that read a changed fact)
+_NOT_PARSED = f"{_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
+_OTHERS = f"{_NOT_PARSED} AND file_id NOT IN (SELECT file_id FROM _dirty)"
 # Is a class of the files being resolved (_names) defined by another file too?
 _SHARED_SQL = f"SELECT count(*) FROM classes WHERE qualname IN (SELECT v FROM _names) AND {_OTHERS}"
 # The files not resolved again whose answers read a fact that changed (_keys).
-_DIRTY_SQL = f"""SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM _keys) AND {_JAVA}
-                 AND file_id NOT IN (SELECT file_id FROM _fresh)"""
+_DIRTY_SQL = f"SELECT DISTINCT file_id FROM reads WHERE key IN (SELECT v FROM _keys) AND {_NOT_PARSED}"
 
 
 def _files_of(classes: pa.Table) -> frozenset[int]:
@@ -1291,8 +1289,7 @@ class JavaResolution(Resolution):
         if con.execute(_SHARED_SQL).fetchone()[0]:
             # a class of the files resolved is defined by another file too (two modules' copies): the
             # others learned first, as a full build learns them, in the order they were before
-            state = {name: concat(name, [extracted(con, name, f"WHERE {_JAVA} AND file_id NOT IN "
-                                                                 "(SELECT file_id FROM _fresh)"), fresh[name]])
+            state = {name: concat(name, [extracted(con, name, f"WHERE {_NOT_PARSED}"), fresh[name]])
                      if name != "bindings" else state[name] for name in _STATE}
             later = [library]
         else:

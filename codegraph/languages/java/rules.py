@@ -233,7 +233,7 @@ def _members(d: Diagnostic, ctx: RuleContext) -> dict | None:
         return None
     owner = type_qualname(ctx, owner_text) or erase(owner_text)
     simple = owner.rpartition(".")[2]
-    text = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    text = ctx.candidate.line_at(d.line)
     read = re.search(rf"\b{re.escape(simple)}\s*\.\s*{re.escape(symbol[1])}\b", text) if symbol[0] == "variable" else None
     if location and not location.startswith("variable") and owner == _enclosing(ctx, d) and symbol[0] == "variable" \
             and read is None:
@@ -284,7 +284,7 @@ def _expected(ctx: RuleContext, line: int, before: str) -> tuple[str | None, str
 def _super_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
     """`super.load()` javac cannot find (no location is given): the superclass's members."""
     symbol = _symbol(d)
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     if symbol is None or not re.search(rf"\bsuper\s*\.\s*{re.escape(symbol[1])}\b", line):
         return None
     klass = _enclosing(ctx, d)
@@ -310,7 +310,7 @@ def _nested_member(d: Diagnostic, ctx: RuleContext) -> dict | None:
     `variable Wrong`, `location: class Outer`): FIELD in Outer's member classes (a static of that name in a class
     nearest Outer comes first), or near it in Outer."""
     symbol, owner_text = _symbol(d), _location_type(_field(d, "location"))
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     if symbol is None or symbol[0] not in ("class", "variable") or owner_text is None:
         return None
     used = re.search(rf"\b{re.escape(owner_text.rpartition('.')[2])}\.{re.escape(symbol[1])}\.([\w$]+)", line)
@@ -333,7 +333,7 @@ def _package(d: Diagnostic, ctx: RuleContext) -> dict | None:
     m = re.search(r"package (\S+) does not exist", d.message)
     if not m:
         return None
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     imported = re.search(r"\bimport\s+(?:static\s+)?([\w.]+)\s*;", line)
     if not imported:
         return None  # `Foo.BAR` with no class Foo in scope: javac took Foo for a package (the next rule)
@@ -347,7 +347,7 @@ def _qualifier_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
     """`package Foo does not exist` on code (`Foo.BAR` with no class Foo in scope, an import
     forgotten): the classes named Foo, with the import to write."""
     m = re.search(r"package ([\w$]+) does not exist", d.message)
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     if not m or re.search(r"\bimport\s", line) or not m.group(1)[:1].isupper():
         return None
     return {"name": m.group(1), "package": ctx.candidate.module.rpartition(".")[0],
@@ -358,7 +358,7 @@ def _qualifier(d: Diagnostic, ctx: RuleContext) -> dict | None:
     """`package Foo does not exist` on code, not on an import: `Foo.BAR` where no class Foo is in
     scope. The member it reads, in the class of that name or wherever a static one of that name is."""
     m = re.search(r"package (\S+) does not exist", d.message)
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     used = re.search(rf"(?<![\w.$]){re.escape(m.group(1))}\.([\w$]+)", line) if m else None
     if not used:
         return None
@@ -390,7 +390,7 @@ def _call_around(d: Diagnostic, ctx: RuleContext) -> dict | None:
     message's position. Its receiver typed as the candidate declares it (a local, a parameter,
     a field), a bare name as the enclosing class's, a capitalised one as a class."""
     cand = ctx.candidate
-    line = cand.lines[d.line - 1] if 0 < d.line <= len(cand.lines) else ""
+    line = cand.line_at(d.line)
     calls = [r for r in cand.rows("calls") if r.kind == "call" and r.end_line == d.line
              and r.end_col <= d.column < _closing(line, r.end_col)]
     if not calls:

@@ -262,7 +262,7 @@ def _enclosing_class(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 
 def _defined_name(d: Diagnostic, ctx: RuleContext) -> str | None:
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     m = re.search(r"\b(?:def|class)\s+(\w+)", line)
     return m.group(1) if m else None
 
@@ -283,7 +283,7 @@ def _access_before_definition(d: Diagnostic, ctx: RuleContext) -> dict | None:
 
 
 def _expression_at(d: Diagnostic, ctx: RuleContext) -> str | None:
-    line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+    line = ctx.candidate.line_at(d.line)
     m = re.match(r"[A-Za-z_][\w.]*", line[d.column:]) if d.column is not None else None
     return m.group(0) if m else None
 
@@ -323,7 +323,7 @@ def _exception(d: Diagnostic, ctx: RuleContext) -> dict | None:
     m = _match(r"(?:Catching an exception which doesn't inherit from Exception|Raising): ?'?([\w.]+)", d.message)
     name = m.group(1) if m else None
     if name is None:
-        line = ctx.candidate.lines[d.line - 1] if 0 < d.line <= len(ctx.candidate.lines) else ""
+        line = ctx.candidate.line_at(d.line)
         found = re.search(r"\b(?:raise|except)\s+\(?([A-Za-z_][\w.]*)", line)
         name = found.group(1) if found else ""
     return {"name": name.rpartition(".")[2]}
