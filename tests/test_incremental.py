@@ -111,7 +111,7 @@ import os, sys
 import codegraph.languages.python.incremental as incremental
 def boom(*args, **kwargs):
     os._exit(17)  # like a kill -9 in the middle of writing
-incremental.write_resolved = boom
+incremental.resolve_tables = boom
 import codegraph.indexer as ix
 ix.index_repository(sys.argv[1], jobs=1)
 """
@@ -734,3 +734,44 @@ def test_what_methods_write_to_an_attribute_follows_every_edit(tmp_path):
     rebuilt = index_repository(repo, tmp_path / "rebuilt2.duckdb", jobs=1, libraries=False, embed=False)
     assert snapshot(db) == snapshot(rebuilt.db_path)
     assert "tok.Tokenizer.tag_state" not in answers()
+
+
+def test_an_update_learns_only_the_modules_its_lookups_ask_about_and_equals_a_rebuild(tmp_path, monkeypatch):
+    """The update's resolver learns a module when a lookup first names it (learning.py): a leaf
+    edit learns the modules it names, not the 30 others; a name both a package assigns and a
+    submodule defines (`pkg.sub`) comes out as a full build decides it, though the package is
+    learned first (for `pkg.make`) and the submodule asked about after."""
+    import codegraph.languages.python.incremental as incremental
+
+    repo = tmp_path / "repo"
+    files = {
+        "pkg/__init__.py": "from .maker import make\nsub = make()\n",
+        "pkg/maker.py": "class Made:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 3\n\n"
+                        "def make():\n    return Made()\n",
+        "pkg/sub.py": "def f():\n    return 2\n",
+        "use.py": "from pkg import make\nimport pkg\n\ndef go():\n    return make().f() + pkg.sub.f()\n",
+        **{f"other{i}.py": f"class K{i}:\n    def m(self):\n        return {i}\n" for i in range(30)},
+    }
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    db = tmp_path / "g.duckdb"
+    index_repository(repo, db, jobs=1, embed=False, libraries=False)
+    learners = []
+    real = incremental.learning_resolver
+
+    def watching(*args):
+        resolver, learner = real(*args)
+        learners.append(learner)
+        return resolver, learner
+
+    monkeypatch.setattr(incremental, "learning_resolver", watching)
+    (repo / "use.py").write_text(files["use.py"] + "\n\ndef again():\n    return pkg.sub.g()\n")
+    assert index_repository(repo, db, jobs=1, embed=False, libraries=False).mode == "update"
+    rebuilt = tmp_path / "r.duckdb"
+    index_repository(repo, rebuilt, jobs=1, embed=False, libraries=False, full=True)
+    assert snapshot(db) == snapshot(rebuilt)
+    learned = learners[-1].learned
+    assert {"use", "pkg", "pkg.sub"} <= learned and not learners[-1].whole
+    assert not any(m.startswith("other") for m in learned)
+    assert "pkg.maker.Made.g" in _callees(db, "pkg.sub.g")  # the later assignment wins, as in a full build

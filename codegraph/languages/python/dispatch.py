@@ -8,6 +8,7 @@ import builtins
 import functools
 import re
 from collections import defaultdict
+from typing import Iterable
 
 from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS,
                           _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS, _SELF_KINDS, IMPLICIT_PROTOCOLS,
@@ -246,6 +247,7 @@ class Dispatch:
     @functools.cached_property
     def _bodies(self) -> dict[str, list[str]]:
         """class -> the definitions its own body holds (not its bases')."""
+        self._whole()
         bodies = defaultdict(list)
         for qualname in self.defs:
             owner = qualname.rpartition(".")[0]
@@ -256,21 +258,26 @@ class Dispatch:
     @functools.cached_property
     def _set_name_defined(self) -> bool:
         """Does any class of the project define __set_name__?"""
+        self._whole()
         return any(q.endswith(".__set_name__") and q not in self.libraries for q in self.defs)
 
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""
         if self._children is None:
-            # the functions around classes made inside functions, at once (an update loads them as needed)
-            self._need_scopes({function for sub in self.base_texts if _LOCALS in sub
-                               for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
             self._children = defaultdict(list)
-            for sub in self.base_texts:
-                if sub not in self.libraries:
-                    for base, _ in self.resolved_bases(sub):
-                        if base and base != sub:
-                            self._children[base].append(sub)
+            for sub, bases in (self.bases_known() if self.bases_known is not None else self._all_bases()):
+                for base in bases:
+                    if base and base != sub:
+                        self._children[base].append(sub)
         return self._descendants(klass)
+
+    def _all_bases(self) -> Iterable[tuple[str, list[str | None]]]:
+        """Each project class with bases, by qualname, and its bases resolved."""
+        # the functions around classes made inside functions, at once (an update loads them as needed)
+        self._need_scopes({function for sub in self.base_texts if _LOCALS in sub
+                           for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
+        return ((sub, [base for base, _ in self.resolved_bases(sub)]) for sub in self.base_texts
+                if sub not in self.libraries)
 
     def overrides(self, target: str, receiver: str | None = None) -> list[str]:
         """The methods of subclasses of the receiver's class (by default the class defining
@@ -396,6 +403,7 @@ class Dispatch:
         """name -> the project's classes defining a method, property or attribute of that name in
         their own body; the same for the library layer's classes."""
         if self._owned_by is None:
+            self._whole()
             owners: dict[str, list[str]] = defaultdict(list)
             library: dict[str, list[str]] = defaultdict(list)
             for qualname, kind in self.defs.items():

@@ -13,14 +13,15 @@ from typing import Iterable
 import duckdb
 import pyarrow as pa
 
-from ...columns import column_lists, concat, extracted, register_values
-from ...schema import CALLABLES_AND_CLASSES, DEFINITION, LIBRARY_SCHEMA, PROJECT_CALL_SQL, RESOLVED_TABLES
+from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
+from ...schema import CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
 from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
-                         PARAMETER_KEY, RETURNS_SQL, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
-                         build_resolver, call_sites, definition_rows, evidence_sql, keeping_sites, returns_of,
-                         scope_keys, stored_definitions, write_resolved, written_values)
+                         PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
+                         call_sites, class_bases, definition_rows, evidence_sql, keeping_sites, resolve_tables,
+                         scope_keys, storing_methods, written_values)
+from .learning import OnFirstRead, learning_resolver
 
 
 _INTERFACE_SQL = """
@@ -723,24 +724,23 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     files', and those of the files their arguments now flow into; the number of other files."""
     changed, overridden, affected, fresh_ids = plan.changed, plan.overridden, plan.affected, plan.fresh_files
     gone_ids = {r[0] for r in con.execute("SELECT file_id FROM _gone").fetchall()}
-    # What the resolver needs from the rest of the repository.
-    defs = stored_definitions(con)
+    # What the resolver needs from the rest of the repository, learned as its lookups ask.
     where = "WHERE file_id IN (SELECT file_id FROM _affected)"
-
-    resolver = build_resolver(
-        defs,
-        concat("imports", [extracted(con, "imports"), extracted(con, f"{LIBRARY_SCHEMA}.imports"), fresh["imports"]]),
-        concat("inheritance", [extracted(con, "inheritance"), extracted(con, f"{LIBRARY_SCHEMA}.inheritance"),
-                               fresh["inheritance"]]),
-        returns_of(con.execute(RETURNS_SQL).fetchall()),
-    )
+    resolver, learner = learning_resolver(con, fresh, modules)
     resolver.scope_loader = ScopeLoader(con)
-    kept = con.execute(KEEPING_ROWS_SQL, {"keeping": sorted(KEEPING)}).to_arrow_table()
-    resolver.kept = keeping_sites(pa.concat_tables([kept, fresh["calls"].select(kept.column_names).cast(kept.schema)]),
-                                  modules, resolver.defs)
-    written = con.execute(WRITTEN_ROWS_SQL).to_arrow_table()
-    resolver.written = written_values(pa.concat_tables([written, fresh["refs"].select(written.column_names)
-                                                        .cast(written.schema)]), modules)
+
+    def kept() -> dict[str, list[tuple]]:
+        rows = con.execute(KEEPING_ROWS_SQL, {"keeping": sorted(KEEPING)}).to_arrow_table()
+        rows = pa.concat_tables([rows, fresh["calls"].select(rows.column_names).cast(rows.schema)])
+        learner.many(storing_methods(rows))  # what keeping_sites looks up, at once
+        return keeping_sites(rows, modules, resolver.defs)
+
+    def written() -> dict[str, list[tuple[str, str, str]]]:
+        rows = con.execute(WRITTEN_ROWS_SQL).to_arrow_table()
+        return written_values(pa.concat_tables([rows, fresh["refs"].select(rows.column_names).cast(rows.schema)]),
+                              modules)
+
+    resolver.kept, resolver.written = OnFirstRead(kept), OnFirstRead(written)
     # What the changed and affected files now pass arguments to, and the ancestors of the classes
     # they define: re-resolved too (their files are `flowing`).
     resolver.learn_scopes(*scope_keys({name: concat(name, [extracted(con, name, where), fresh[name]])
@@ -783,10 +783,14 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
         register_values(con, "_ids", callers, pa.int64())
         resolver.learn_scopes(*scope_keys({name: extracted(con, name, "WHERE file_id IN (SELECT v FROM _ids)")
                                            for name in SCOPE_TABLES}))
-    for name in RESOLVED_TABLES:
-        con.execute(f'DELETE FROM "{name}" {where}')
     classes = concat("classes", [extracted(con, "classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
                   in sites]
-    write_resolved(con, resolver, {**redo, **scopes}, classes, modules, flow_sites)
+    resolved = resolve_tables(resolver, {**redo, **scopes}, modules, flow_sites)
+    bases = class_bases(resolver, classes)
+    for name in RESOLVED_TABLES:  # only now: the resolver learned from these tables as it went
+        con.execute(f'DELETE FROM "{name}" {where}')
+    for name, table in resolved.items():
+        insert_arrow(con, name, table)
+    update_by_id(con, "classes", bases)
     return len(affected) + len(flowing)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import forked
-from ...columns import column_lists, column_values, concat, insert_arrow, update_by_id
+from ...columns import column_lists, column_values, concat, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
 from .expressions import KEEPING
@@ -78,10 +78,18 @@ def evidence_sql(table: str) -> str:
 
 
 # definition_rows' columns, read from a database: the evidence is what definition_rows reads
-DEFINITIONS_SQL = DEFINITION.sql(
-    ("qualname", "kind", "layer", "module", "evidence", "decorators", "start_line"), prefix="all_",
-    extra={"evidence": {"modules": "NULL", "classes": "metaclass", **{t: evidence_sql(t) for t in EVIDENCE}},
-           "decorators": {"modules": "NULL", "classes": "NULL"}})
+DEFINITION_COLUMNS = ("qualname", "kind", "layer", "module", "evidence", "decorators", "start_line")
+
+
+def definitions_sql(where: str = "", before: tuple[str, ...] = ()) -> str:
+    """The definition rows of the database (both layers), with the columns `before` first."""
+    return DEFINITION.sql(
+        (*before, *DEFINITION_COLUMNS), prefix="all_", where=where,
+        extra={"evidence": {"modules": "NULL", "classes": "metaclass", **{t: evidence_sql(t) for t in EVIDENCE}},
+               "decorators": {"modules": "NULL", "classes": "NULL"}})
+
+
+DEFINITIONS_SQL = definitions_sql()
 
 
 def stored_definitions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -96,8 +104,6 @@ def scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
     return (zip(*column_lists(tables["bindings"], BINDING_KEY)), zip(*column_lists(tables["parameters"], PARAMETER_KEY)))
 
 
-_IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
-_BASE_KEY = ("class_qualname", "module", "position", "base_text")
 BINDING_KEY = ("scope_qualname", "name", "kind", "value", "annotation")
 PARAMETER_KEY = ("owner_qualname", "position", "name", "annotation", "kind", "default_value")
 
@@ -141,8 +147,19 @@ def _later_wins(qualname: str, value: str | None, value_line: int | None, def_li
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 
 
-def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table,
-                    returns: dict[str, tuple[str, ...]] | None = None) -> Resolver:
+class DefinitionMaps(NamedTuple):
+    """What definition rows tell the resolver (Resolver's arguments of those names)."""
+    defs: dict[str, str]
+    libraries: set[str]
+    evidence: dict[str, tuple[str, str]]
+    decorators: dict[str, tuple[str, ...]]
+    metaclasses: dict[str, tuple[str, str]]
+
+
+def definition_maps(defs: Iterable[tuple]) -> DefinitionMaps:
+    """definition_rows' tuples as the resolver's maps. A qualname's rows decide it together, in
+    their order: the first kind wins, except that of a def and an assignment the later counts
+    (_later_wins)."""
     definitions: dict[str, str] = {}
     libraries: set[str] = set()
     evidence: dict[str, tuple[str, str]] = {}
@@ -171,8 +188,18 @@ def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Tab
             evidence.setdefault(qualname, (module, said))
         if decorators:
             decorated.setdefault(qualname, tuple(decorators))
-    return Resolver(definitions, zip(*column_lists(imports, _IMPORT_KEY)), zip(*column_lists(inheritance, _BASE_KEY)),
-                    libraries, evidence, returns, decorated, metaclasses)
+    return DefinitionMaps(definitions, libraries, evidence, decorated, metaclasses)
+
+
+IMPORT_KEY = ("module", "scope_qualname", "bound_name", "target", "is_star", "imported_module")
+BASE_KEY = ("class_qualname", "module", "position", "base_text")
+
+
+def build_resolver(defs: Iterable[tuple], imports: pa.Table, inheritance: pa.Table,
+                    returns: dict[str, tuple[str, ...]] | None = None) -> Resolver:
+    maps = definition_maps(defs)
+    return Resolver(maps.defs, zip(*column_lists(imports, IMPORT_KEY)), zip(*column_lists(inheritance, BASE_KEY)),
+                    maps.libraries, maps.evidence, returns, maps.decorators, maps.metaclasses)
 
 
 # Below this many calls a build resolves in one process: forking and the pipes cost more than
@@ -266,6 +293,13 @@ KEPT_BEFORE_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
     WHERE file_id IN (SELECT file_id FROM _gone) AND NOT alternative"""
 
 
+def storing_methods(calls: pa.Table) -> set[str]:
+    """The functions with a call that keeps a value in their instance (KEEPS_IN_SELF): keeping_sites
+    reads which of them are methods of a container class."""
+    stores = calls.filter(pc.match_substring_regex(calls.column("callee_text"), KEEPS_IN_SELF))
+    return set(stores.column("caller_qualname").to_pylist())
+
+
 def keeping_sites(calls: pa.Table, modules: dict[int, str], defs: dict[str, str]) -> dict[str, list[tuple]]:
     """The last name of a container (an attribute or a local) -> (container, method, arguments,
     module, caller) of every call that keeps a value in it: a list's, set's or dict's (KEEPING;
@@ -277,8 +311,7 @@ def keeping_sites(calls: pa.Table, modules: dict[int, str], defs: dict[str, str]
         return {}
     calls = calls.select(list(_KEEPING_COLUMNS))
     keeping = dict(KEEPING)
-    stores = calls.filter(pc.match_substring_regex(calls.column("callee_text"), KEEPS_IN_SELF))
-    for method in set(stores.column("caller_qualname").to_pylist()):
+    for method in storing_methods(calls):
         klass, _, name = method.rpartition(".")
         if defs.get(method) == "method" and defs.get(klass) == "class" and name not in keeping and \
                 (f"{klass}.__iter__" in defs or f"{klass}.__getitem__" in defs):
@@ -333,7 +366,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     if "bindings" in tables:  # what the callers' own names mean
         resolver.learn_scopes(*scope_keys(tables))
     imports = tables["imports"]
-    values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, _IMPORT_KEY))]
+    values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
     refs, calls = tables["refs"], tables["calls"]
     resolver.receivers = receivers_used(calls, refs)
@@ -637,18 +670,6 @@ def _with_answers(table: pa.Table, alternative: list[bool], values: list[tuple])
     table = table.append_column("alternative", pa.array(alternative, pa.bool_()))
     table = table.append_column("resolved_callee", pa.array([v[0] for v in values], pa.string()))
     return table.append_column("resolution", pa.array([v[1] for v in values], pa.string()))
-
-
-def write_resolved(con: duckdb.DuckDBPyConnection, resolver: Resolver, tables: dict[str, pa.Table],
-                    classes: pa.Table, modules: dict[int, str], flow_sites: Iterable[tuple] = ()) -> None:
-    for name, table in resolve_tables(resolver, tables, modules, flow_sites).items():
-        insert_arrow(con, name, table)
-    update_class_bases(con, resolver, classes)
-
-
-def update_class_bases(con: duckdb.DuckDBPyConnection, resolver: Resolver, classes: pa.Table,
-                        table: str = "classes") -> None:
-    update_by_id(con, table, class_bases(resolver, classes))
 
 
 def class_bases(resolver: Resolver, classes: pa.Table) -> pa.Table:

@@ -148,30 +148,50 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._busy = _Busy()
         self.libraries = libraries
         self.module_bindings: dict[str, str] = {}
-        self.scope_bindings: dict[str, dict[str, str]] = defaultdict(dict)
-        self.star_sources: dict[str, list[str]] = defaultdict(list)
-        for module, scope, bound, target, is_star, imported_module in imports:
-            if is_star:
-                if scope == module:
-                    self.star_sources[module].append(imported_module)
-                continue
-            if bound is None or target is None:
-                continue
-            if scope == module:
-                self.module_bindings.setdefault(f"{module}.{bound}", target)
-            else:
-                self.scope_bindings[scope].setdefault(bound, target)
-        self.base_texts: dict[str, list[str]] = defaultdict(list)
+        self.scope_bindings: dict[str, dict[str, str]] = {}
+        self.star_sources: dict[str, list[str]] = {}
+        self.learn_imports(imports)
+        self.base_texts: dict[str, list[str]] = {}
         self.class_module: dict[str, str] = {}
-        for class_qualname, module, _position, base_text in sorted(bases, key=lambda r: (r[0], r[2])):
-            self.base_texts[class_qualname].append(base_text)
-            self.class_module[class_qualname] = module
+        self.learn_bases(bases)
+        # An update's resolver learns the repository a module at a time (learning.py): what reads
+        # every definition, the class tree or every member of a name, learns the rest first.
+        self.learn_all: Callable[[], None] | None = None
+        # An update's classes and their resolved bases, by qualname: the stored answers of the files
+        # it does not resolve again (Dispatch.subclasses; learning.py)
+        self.bases_known: Callable[[], Iterable[tuple[str, list[str | None]]]] | None = None
         self._canon: dict[str, str | None] = {}
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
         self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._all: dict[tuple, list[tuple[str | None, str | None]]] = {}  # resolve_call_all
         self._accessors: dict[tuple[str, str], str | None] = {}
+
+    def learn_imports(self, imports: Iterable[tuple]) -> None:
+        """imports rows (module, scope_qualname, bound_name, target, is_star, imported_module): the
+        names each module and function binds, the modules each module star-imports."""
+        for module, scope, bound, target, is_star, imported_module in imports:
+            if is_star:
+                if scope == module:
+                    self.star_sources.setdefault(module, []).append(imported_module)
+                continue
+            if bound is None or target is None:
+                continue
+            if scope == module:
+                self.module_bindings.setdefault(f"{module}.{bound}", target)
+            else:
+                self.scope_bindings.setdefault(scope, {}).setdefault(bound, target)
+
+    def learn_bases(self, bases: Iterable[tuple]) -> None:
+        """inheritance rows (class_qualname, module, position, base_text): each class's bases as written."""
+        for class_qualname, module, _position, base_text in sorted(bases, key=lambda r: (r[0], r[2])):
+            self.base_texts.setdefault(class_qualname, []).append(base_text)
+            self.class_module[class_qualname] = module
+
+    def _whole(self) -> None:
+        """Before reading all of a kind of fact (every definition, every class's bases)."""
+        if self.learn_all is not None:
+            self.learn_all()
 
     # -- canonical names --------------------------------------------------------------------
     def canonical(self, dotted: str, _depth: int = 0) -> str | None:

@@ -423,6 +423,7 @@ class Values:
     def _named_in(self, owner: str) -> tuple[str, ...]:
         """The names of the functions, methods and classes defined directly in a class or module."""
         if self._owned is None:
+            self._whole()
             owned: dict[str, list[str]] = {}
             for qualname, kind in self.defs.items():
                 if kind in _CALLABLE_OR_CLASS:

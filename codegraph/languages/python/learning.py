@@ -1,0 +1,261 @@
+"""An update's resolver learns the repository a module at a time, when a lookup first asks about
+a name there, instead of every definition, import and base of the repository and the library
+layer before its first answer (0.3 s of a one-file update of the stdlib's graph, which reads a
+few modules). Its answers are a full build's: a qualname's rows all come from the modules its
+dotted prefixes name, and those are learned together (with the modules any of their names
+lead into: `a/__init__.py` assigning `a.b` is learned with module `a.b`), in the order a full
+build reads them. What reads every fact of a kind (every definition, the class tree, every
+member of a name) learns the rest first, in a full build's order (Resolver.learn_all)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...columns import column_lists, register_values
+from ...schema import LIBRARY_SCHEMA
+from .resolution import BASE_KEY, DEFINITION_COLUMNS, IMPORT_KEY, definition_maps, definitions_sql, returns_of
+from .expressions import _LOCALS, _function_scopes
+from .resolve import Resolver
+
+_OF_FILES = "file_id IN (SELECT v FROM _learning)"
+_RETURN_COLUMNS = ("scope_qualname", "line", "value")
+# What a module's learning reads, each kind's key columns after file_id, in a full build's order
+# (the project's rows, then the library layer's; the changed files' imports and bases come last).
+_SOURCES = {
+    "definitions": (definitions_sql("{where}", ("file_id",)).replace("WHERE {where}", "{where}"), DEFINITION_COLUMNS),
+    "returns": (f"SELECT file_id, {', '.join(_RETURN_COLUMNS)} FROM all_bindings WHERE kind = 'return' "
+                "AND value IS NOT NULL {and_where}", _RETURN_COLUMNS),
+    **{name: (" UNION ALL ".join(f"SELECT file_id, {', '.join(key)} FROM {schema}.{name} {{where}}"
+                                 for schema in ("main", LIBRARY_SCHEMA)), key)
+       for name, key in (("imports", IMPORT_KEY), ("inheritance", BASE_KEY))},
+}
+# Modules learned by a query each before all rows are read at once and sliced (each query scans
+# its tables: file ids are hashes, no zone map skips): a one-file update of a leaf module asks
+# about two or three, one of click's core about a dozen.
+_QUERIED_BATCHES = 3
+
+
+class Learned(dict):
+    """A dict of the resolver's state: a key it does not hold is first learned (`learn`)."""
+
+    __slots__ = ("learn",)
+
+    def __init__(self, learn: Callable[[object], None]) -> None:
+        super().__init__()
+        self.learn = learn
+
+    def get(self, key, default=None):
+        if not dict.__contains__(self, key):
+            self.learn(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key):
+        if not dict.__contains__(self, key):
+            self.learn(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        self.learn(key)
+        return dict.__contains__(self, key)
+
+
+class LearnedSet(set):
+    """A set of the resolver's state: a name it does not hold is first learned (`learn`)."""
+
+    __slots__ = ("learn",)
+
+    def __init__(self, learn: Callable[[object], None]) -> None:
+        super().__init__()
+        self.learn = learn
+
+    def __contains__(self, key) -> bool:
+        if set.__contains__(self, key):
+            return True
+        self.learn(key)
+        return set.__contains__(self, key)
+
+
+class OnFirstRead:
+    """A name -> rows map made when it is first read (`get`): the containers' keeping calls and the
+    attributes' written values of every file, which most updates never ask about."""
+
+    def __init__(self, make: Callable[[], dict]) -> None:
+        self._make, self._made = make, None
+
+    def get(self, key, default=None):
+        if self._made is None:
+            self._made = self._make()
+        return self._made.get(key, default)
+
+
+_MAPS = ("defs", "evidence", "decorators", "metaclasses", "returns", "module_bindings", "scope_bindings",
+         "star_sources", "base_texts", "class_module")
+
+
+class _Rows:
+    """The rows of _SOURCES of chosen files: by a query each at first, then from every row read
+    once, filtered (_QUERIED_BATCHES)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> None:
+        self.con, self.fresh = con, fresh
+        self.queried = 0
+        self.tables: dict[str, pa.Table] | None = None
+
+    def _sql(self, kind: str, where: str) -> str:
+        sql = _SOURCES[kind][0]
+        return sql.replace("{where}", f"WHERE {where}" if where else "").replace(
+            "{and_where}", f"AND {where}" if where else "")
+
+    def choose(self, ids: list[int] | None) -> None:
+        """The files the next reads are of (None: all)."""
+        self.chosen = None if ids is None else pa.array(ids, pa.int64())
+        if ids is None:
+            return
+        self.queried += 1
+        if self.tables is None and self.queried > _QUERIED_BATCHES:
+            self.tables = {kind: self.con.execute(self._sql(kind, "")).to_arrow_table() for kind in _SOURCES}
+        if self.tables is None:
+            register_values(self.con, "_learning", ids, pa.int64())
+
+    def read(self, kind: str) -> Iterable[tuple]:
+        key = _SOURCES[kind][1]
+        if self.chosen is None:
+            tables = [self.con.execute(self._sql(kind, "")).to_arrow_table()]
+        elif self.tables is not None:
+            table = self.tables[kind]
+            tables = [table.filter(pc.is_in(table.column("file_id"), value_set=self.chosen))]
+        else:
+            tables = [self.con.execute(self._sql(kind, _OF_FILES)).to_arrow_table()]
+        fresh = self.fresh.get(kind)
+        if fresh is not None and fresh.num_rows:
+            tables.append(fresh if self.chosen is None else
+                          fresh.filter(pc.is_in(fresh.column("file_id"), value_set=self.chosen)))
+        for table in tables:
+            if table.num_rows:
+                yield from zip(*column_lists(table, key))
+
+
+class ModuleLearner:
+    """Learns into `resolver` the rows of the modules a name may be defined in, from the database
+    (the changed files' definitions already in it) and the changed files' imports and bases
+    (`fresh`, not in it yet). The database must not lose rows while the resolver answers."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table], modules: dict[int, str],
+                 resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.rows = _Rows(con, {"imports": fresh["imports"], "inheritance": fresh["inheritance"]})
+        self.files_of: dict[str, list[int]] = defaultdict(list)
+        for file_id, module in modules.items():
+            self.files_of[module].append(file_id)
+        self.learned: set[str] = set()
+        self.asked: set[str] = set()
+        self.whole = False
+
+    def __call__(self, key) -> None:
+        if self.whole or not isinstance(key, str) or key in self.asked:
+            return
+        self.asked.add(key)
+        batch = self._unlearned(key)
+        if batch:
+            self._learn(batch)
+
+    def many(self, keys: Iterable[str]) -> None:
+        """Learn what lookups of all of `keys` would, at once."""
+        if self.whole:
+            return
+        batch: set[str] = set()
+        for key in keys:
+            if key not in self.asked:
+                self.asked.add(key)
+                batch.update(self._unlearned(key))
+        if batch:
+            self._learn(batch)
+
+    def _unlearned(self, name: str) -> list[str]:
+        """The modules not learned yet that `name`'s dotted prefixes (and itself) name."""
+        out = []
+        end = name.find(".")
+        while True:
+            prefix = name if end < 0 else name[:end]
+            if prefix in self.files_of and prefix not in self.learned:
+                out.append(prefix)
+            if end < 0:
+                return out
+            end = name.find(".", end + 1)
+
+    def _learn(self, batch: Iterable[str]) -> None:
+        batch = set(batch)
+        while True:  # with the modules the batch's names lead into
+            self.rows.choose(sorted(f for module in batch for f in self.files_of[module]))
+            rows = list(self.rows.read("definitions"))
+            more = {m for row in rows for m in self._unlearned(row[0])} - batch
+            if not more:
+                break
+            batch |= more
+        self.learned |= batch
+        self._take(rows)
+
+    def _take(self, definitions: list[tuple]) -> None:
+        """Learn the definitions given and the chosen files' returns, imports and bases."""
+        maps, resolver = definition_maps(definitions), self.resolver
+        for name in ("defs", "evidence", "decorators", "metaclasses"):
+            dict.update(getattr(resolver, name), getattr(maps, name))
+        set.update(resolver.libraries, maps.libraries)
+        dict.update(resolver.returns, returns_of(self.rows.read("returns")))
+        resolver.learn_imports(self.rows.read("imports"))
+        resolver.learn_bases(self.rows.read("inheritance"))
+
+    def everything(self) -> None:
+        """Learn every module: the resolver's maps as a full build's, in its order."""
+        if self.whole:
+            return
+        self.whole = True
+        for name in _MAPS:
+            dict.clear(getattr(self.resolver, name))
+        set.clear(self.resolver.libraries)
+        self.rows.choose(None)
+        self._take(list(self.rows.read("definitions")))
+
+
+# The project's classes, their bases as stored, and whether the update resolves their file again
+# (_affected: those whose answers may change; _fresh: those parsed now)
+_CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
+                             file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
+                      FROM classes"""
+
+
+def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> list[tuple[str, list[str | None]]]:
+    """Resolver.bases_known for an update: the bases of the classes of the files not resolved again
+    as stored (what resolving them gave, and would give again, or the plan would resolve them
+    again), those of the others as the resolver answers now; by qualname, as Dispatch._all_bases."""
+    rows = con.execute(_CLASS_BASES_SQL).fetchall()
+    again = {qualname for qualname, _, resolved_again in rows if resolved_again}
+    learner.many(again)
+    resolver = learner.resolver
+    resolver._need_scopes({function for sub in again if _LOCALS in sub
+                           for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
+    out: dict[str, list[str | None]] = {}
+    for qualname, bases, _ in sorted(rows, key=lambda row: row[0]):
+        if qualname not in out:
+            out[qualname] = [b for b, _ in resolver.resolved_bases(qualname)] if qualname in again else list(bases or ())
+    return list(out.items())
+
+
+def learning_resolver(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table],
+                      modules: dict[int, str]) -> tuple[Resolver, ModuleLearner]:
+    """A resolver that learns what its lookups ask about (ModuleLearner), and its learner."""
+    resolver = Resolver({}, (), ())
+    learner = ModuleLearner(con, fresh, modules, resolver)
+    for name in _MAPS:
+        setattr(resolver, name, Learned(learner))
+    resolver.libraries = LearnedSet(learner)
+    resolver.learn_all = learner.everything
+    resolver.bases_known = lambda: _bases_known(con, learner)
+    return resolver, learner
