@@ -12,8 +12,11 @@ from typing import Iterable
 
 from .expressions import (_BUILTIN_MEMBERS, _BUILTIN_TYPE_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS,
                           _CALLABLE_OR_CLASS, _DOTTED, _LOCALS, _METHOD_KINDS, _SELF_KINDS, IMPLICIT_PROTOCOLS,
-                          ONLY_MAKES_AN_ITERATOR, _call_arguments, _call_parts, _callee_of, _function_scopes)
+                          ONLY_MAKES_AN_ITERATOR, ByName, _call_arguments, _call_parts, _callee_of, _function_scopes)
 from ...schema import PROJECT_RESOLUTIONS
+
+
+_UNKNOWN = object()
 
 
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
@@ -247,7 +250,8 @@ class Dispatch:
     @functools.cached_property
     def _bodies(self) -> dict[str, list[str]]:
         """class -> the definitions its own body holds (not its bases')."""
-        self._whole()
+        if self.defined_in is not None:
+            return ByName(lambda klass: {klass: self.defined_in(klass)} if self.defs.get(klass) == "class" else {})
         bodies = defaultdict(list)
         for qualname in self.defs:
             owner = qualname.rpartition(".")[0]
@@ -258,7 +262,8 @@ class Dispatch:
     @functools.cached_property
     def _set_name_defined(self) -> bool:
         """Does any class of the project define __set_name__?"""
-        self._whole()
+        if self.defined_named is not None:
+            return any(q in self.defs and q not in self.libraries for q in self.defined_named("__set_name__"))
         return any(q.endswith(".__set_name__") and q not in self.libraries for q in self.defs)
 
     def subclasses(self, klass: str) -> list[str]:
@@ -310,7 +315,7 @@ class Dispatch:
         receiver, _, name = text.rpartition(".")
         if not receiver or not _DOTTED.match(receiver) or name.startswith("__"):
             return []
-        top = self._families().get(name) or self._by_use(receiver, name, caller)
+        top = self._family_of(name) or self._by_use(receiver, name, caller)
         if top is None or self._not_ours(receiver, module, caller):
             return []
         return [(top, "name"), *((t, "override") for t in self.overrides(top))]
@@ -401,37 +406,50 @@ class Dispatch:
 
     def _owners(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """name -> the project's classes defining a method, property or attribute of that name in
-        their own body; the same for the library layer's classes."""
+        their own body; the same for the library layer's classes. An update's resolver answers a
+        name at a time, from the definitions of that name (defined_named)."""
         if self._owned_by is None:
-            self._whole()
-            owners: dict[str, list[str]] = defaultdict(list)
-            library: dict[str, list[str]] = defaultdict(list)
-            for qualname, kind in self.defs.items():
-                if kind in _MEMBER_KINDS:
-                    klass, _, name = qualname.rpartition(".")
-                    if self.defs.get(klass) == "class":
-                        (library if qualname in self.libraries else owners)[name].append(klass)
-            self._owned_by = (owners, library)
+            if self.defined_named is not None:
+                pairs: dict[str, tuple[dict, dict]] = {}
+
+                def of(name: str) -> tuple[dict, dict]:
+                    found = pairs.get(name)
+                    if found is None:
+                        found = pairs[name] = self._owners_of(self.defined_named(name))
+                    return found
+                self._owned_by = (ByName(lambda name: of(name)[0]), ByName(lambda name: of(name)[1]))
+            else:
+                        self._owned_by = self._owners_of(self.defs)
         return self._owned_by
 
-    def _families(self) -> dict[str, str]:
-        """name -> the highest definition of the one project class family defining that method
-        or property (by_name): an attribute of another family defines the name too, and none is
-        given for a name a builtin type or a class of the library layer has as a method."""
-        if self._family is None:
+    def _owners_of(self, qualnames: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """_owners' two maps, of the definitions named (each once)."""
+        owners: dict[str, list[str]] = defaultdict(list)
+        library: dict[str, list[str]] = defaultdict(list)
+        for qualname in qualnames:
+            if self.defs.get(qualname) in _MEMBER_KINDS:
+                klass, _, name = qualname.rpartition(".")
+                if self.defs.get(klass) == "class":
+                    (library if qualname in self.libraries else owners)[name].append(klass)
+        return owners, library
+
+    def _family_of(self, name: str) -> str | None:
+        """The highest definition of the one project class family defining that method or
+        property (by_name): none when an attribute of another family defines the name too, or a
+        builtin type or a class of the library layer has it as a method."""
+        found = self._family.get(name, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = None
             owners, library = self._owners()
-            taken = set(_BUILTIN_MEMBERS) | {name for name, classes in library.items()
-                                             if any(self.defs.get(f"{k}.{name}") in _METHOD_KINDS for k in classes)}
-            family: dict[str, str] = {}
-            for name, classes in owners.items():
-                if name in taken or name.startswith("__"):
-                    continue
+            if name not in _BUILTIN_MEMBERS and not name.startswith("__") and \
+                    not any(self.defs.get(f"{k}.{name}") in _METHOD_KINDS for k in library.get(name, ())):
+                classes = owners.get(name, ())
                 defining = set(classes)
                 top = [k for k in classes if defining.isdisjoint(self.mro(k)[1:])]
                 if len(top) == 1 and self.defs.get(f"{top[0]}.{name}") in _METHOD_KINDS:
-                    family[name] = f"{top[0]}.{name}"
-            self._family = family
-        return self._family
+                    found = f"{top[0]}.{name}"
+            self._family[name] = found
+        return found
 
     def _descendants(self, klass: str) -> list[str]:
         found = self._below.get(klass)

@@ -389,3 +389,20 @@ def _own_class_call(text: str) -> str | None:
 
 
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
+
+
+class ByName(dict):
+    """name -> what `answer` gives for it (a map that holds it, or not), asked once: one of the
+    resolver's maps over every definition, made a name at a time for an update (learning.py)."""
+
+    def __init__(self, answer) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def __missing__(self, name: str) -> list[str]:
+        found = self[name] = self.answer(name).get(name, [])
+        return found
+
+    def get(self, name: str, default=None):
+        found = self[name]
+        return found if found else default

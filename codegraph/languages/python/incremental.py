@@ -718,6 +718,11 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files)
 
 
+# An update that resolves more files than this learns the whole repository at once: a module at a
+# time costs more past it (each lookup a method call, each module's rows a filter of the tables).
+LEARNED_AT_MOST = 10
+
+
 def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa.Table],
                  modules: dict[int, str]) -> int:
     """Once the changed files' rows are in but their resolved tables: resolve those, the affected
@@ -727,6 +732,8 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     # What the resolver needs from the rest of the repository, learned as its lookups ask.
     where = "WHERE file_id IN (SELECT file_id FROM _affected)"
     resolver, learner = learning_resolver(con, fresh, modules)
+    if len(affected) + len(fresh_ids) > LEARNED_AT_MOST:
+        learner.everything()
     resolver.scope_loader = ScopeLoader(con)
 
     def kept() -> dict[str, list[tuple]]:

@@ -4,8 +4,9 @@ layer before its first answer (0.3 s of a one-file update of the stdlib's graph,
 few modules). Its answers are a full build's: a qualname's rows all come from the modules its
 dotted prefixes name, and those are learned together (with the modules any of their names
 lead into: `a/__init__.py` assigning `a.b` is learned with module `a.b`), in the order a full
-build reads them. What reads every fact of a kind (every definition, the class tree, every
-member of a name) learns the rest first, in a full build's order (Resolver.learn_all)."""
+build reads them. What reads every fact of a kind asks hooks that learn what it needs: the class
+tree from the stored bases of the files not resolved again, the definitions of a name or in a
+class. An update that resolves many files learns everything at once (`everything`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...columns import column_lists, register_values
-from ...schema import LIBRARY_SCHEMA
+from ...schema import DEFINITION, LIBRARY_SCHEMA
 from .resolution import BASE_KEY, DEFINITION_COLUMNS, IMPORT_KEY, definition_maps, definitions_sql, returns_of
 from .expressions import _LOCALS, _function_scopes
 from .resolve import Resolver
@@ -41,13 +42,35 @@ _QUERIED_BATCHES = 3
 
 
 class Learned(dict):
-    """A dict of the resolver's state: a key it does not hold is first learned (`learn`)."""
+    """A dict of the resolver's state: a key it does not hold is first learned (`learn`); what
+    reads all of it learns every module first (`complete`: the resolver's reads of every
+    definition go through hooks that learn what they need instead, this is the safety net)."""
 
-    __slots__ = ("learn",)
+    __slots__ = ("learn", "complete")
 
-    def __init__(self, learn: Callable[[object], None]) -> None:
+    def __init__(self, learn: Callable[[object], None], complete: Callable[[], None]) -> None:
         super().__init__()
-        self.learn = learn
+        self.learn, self.complete = learn, complete
+
+    def __iter__(self):
+        self.complete()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self.complete()
+        return dict.__len__(self)
+
+    def keys(self):
+        self.complete()
+        return dict.keys(self)
+
+    def items(self):
+        self.complete()
+        return dict.items(self)
+
+    def values(self):
+        self.complete()
+        return dict.values(self)
 
     def get(self, key, default=None):
         if not dict.__contains__(self, key):
@@ -157,6 +180,7 @@ class ModuleLearner:
         self.learned: set[str] = set()
         self.asked: set[str] = set()
         self.whole = False
+        self.names: pa.Table | None = None  # every definition's name and qualname, read at the first defined_named
 
     def __call__(self, key) -> None:
         if self.whole or not isinstance(key, str) or key in self.asked:
@@ -212,20 +236,57 @@ class ModuleLearner:
         resolver.learn_imports(self.rows.read("imports"))
         resolver.learn_bases(self.rows.read("inheritance"))
 
-    def everything(self) -> None:
-        """Learn every module: the resolver's maps as a full build's, in its order."""
+    def _names(self) -> pa.Table:
+        if self.names is None:
+            self.names = self.rows.con.execute(_NAMES_SQL).to_arrow_table()
+        return self.names
+
+    def defined_named(self, name: str) -> list[str]:
+        """The qualnames of the definitions called `name`, learned (Resolver.defined_named)."""
+        names = self._names()
+        qualnames = list(dict.fromkeys(names.filter(pc.equal(names.column("name"), name)).column("qualname").to_pylist()))
+        self.many(qualnames)
+        return qualnames
+
+    def defined_in(self, owner: str) -> list[str]:
+        """The qualnames of the definitions directly in `owner`, in a full build's order, learned
+        with it (Resolver.defined_in)."""
+        names, prefix = self._names(), owner + "."
+        qualnames = [q for q in dict.fromkeys(names.filter(pc.starts_with(names.column("qualname"), prefix))
+                                              .column("qualname").to_pylist()) if "." not in q[len(prefix):]]
+        self.many([owner, *qualnames])
+        return qualnames
+
+    def complete(self) -> None:
+        """Learn every module not learned yet, keeping what is learned (as a full build has it,
+        in its order): for a read of all of a map (Learned)."""
         if self.whole:
             return
         self.whole = True
+        resolver = self.resolver
         for name in _MAPS:
-            dict.clear(getattr(self.resolver, name))
-        set.clear(self.resolver.libraries)
+            dict.clear(getattr(resolver, name))
+        set.clear(resolver.libraries)
+        self.rows.choose(None)
+        self._take(list(self.rows.read("definitions")))
+
+    def everything(self) -> None:
+        """Learn every module at once, before the first answer: the resolver becomes a full build's
+        (plain maps, in its order, none of the hooks), what an update that resolves many files costs
+        least with."""
+        resolver = self.resolver
+        self.whole = True
+        for name in _MAPS:
+            setattr(resolver, name, {})
+        resolver.libraries = set()
+        resolver.bases_known = resolver.defined_named = resolver.defined_in = None
         self.rows.choose(None)
         self._take(list(self.rows.read("definitions")))
 
 
 # The project's classes, their bases as stored, and whether the update resolves their file again
 # (_affected: those whose answers may change; _fresh: those parsed now)
+_NAMES_SQL = DEFINITION.sql(("name", "qualname"), prefix="all_")
 _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                              file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
                       FROM classes"""
@@ -254,8 +315,9 @@ def learning_resolver(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]
     resolver = Resolver({}, (), ())
     learner = ModuleLearner(con, fresh, modules, resolver)
     for name in _MAPS:
-        setattr(resolver, name, Learned(learner))
+        setattr(resolver, name, Learned(learner, learner.complete))
     resolver.libraries = LearnedSet(learner)
-    resolver.learn_all = learner.everything
     resolver.bases_known = lambda: _bases_known(con, learner)
+    resolver.defined_named = learner.defined_named
+    resolver.defined_in = learner.defined_in
     return resolver, learner

@@ -123,7 +123,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
         self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
-        self._family: dict[str, str] | None = None  # by_name
+        self._family: dict[str, str | None] = {}  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
         self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
         # (caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
@@ -154,12 +154,14 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self.base_texts: dict[str, list[str]] = {}
         self.class_module: dict[str, str] = {}
         self.learn_bases(bases)
-        # An update's resolver learns the repository a module at a time (learning.py): what reads
-        # every definition, the class tree or every member of a name, learns the rest first.
-        self.learn_all: Callable[[], None] | None = None
-        # An update's classes and their resolved bases, by qualname: the stored answers of the files
-        # it does not resolve again (Dispatch.subclasses; learning.py)
+        # An update's resolver learns the repository a module at a time (learning.py); where a full
+        # build's reads every definition, it asks these. The classes and their resolved bases, by
+        # qualname: the stored answers of the files it does not resolve again (Dispatch.subclasses)
         self.bases_known: Callable[[], Iterable[tuple[str, list[str | None]]]] | None = None
+        # An update's definitions of a name, learned (Dispatch._owners, _set_name_defined; learning.py)
+        self.defined_named: Callable[[str], Iterable[str]] | None = None
+        # An update's definitions directly in a class or module, learned (_bodies, _named_in)
+        self.defined_in: Callable[[str], list[str]] | None = None
         self._canon: dict[str, str | None] = {}
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
@@ -187,11 +189,6 @@ class Resolver(Dispatch, Containers, Values, Flows):
         for class_qualname, module, _position, base_text in sorted(bases, key=lambda r: (r[0], r[2])):
             self.base_texts.setdefault(class_qualname, []).append(base_text)
             self.class_module[class_qualname] = module
-
-    def _whole(self) -> None:
-        """Before reading all of a kind of fact (every definition, every class's bases)."""
-        if self.learn_all is not None:
-            self.learn_all()
 
     # -- canonical names --------------------------------------------------------------------
     def canonical(self, dotted: str, _depth: int = 0) -> str | None:

@@ -10,7 +10,7 @@ from .expressions import (
     _BUILTIN_MEMBERS, _CALLABLE_CLASS_OR_MODULE, _CALLABLE_KINDS, _CALLABLE_OR_CLASS, _DOTTED, _GOT, _IDENTIFIER,
     _SELF_KINDS, _SUBSCRIPTED, _TYPE_OF_CLASS, _bare_annotation, _call_arguments, _call_parts, _callee_of, _either,
     _evaluated, _getattr_named, _string_start, _function_scopes, _is_lambda, _own_class_call, _split_receiver,
-    _union_members, _unique, _type_arguments, IN_CAPITALS)
+    _union_members, _unique, _type_arguments, ByName, IN_CAPITALS)
 
 
 def _kept(how: str, label: str) -> str:
@@ -422,8 +422,10 @@ class Values:
 
     def _named_in(self, owner: str) -> tuple[str, ...]:
         """The names of the functions, methods and classes defined directly in a class or module."""
+        if self._owned is None and self.defined_in is not None:
+            self._owned = ByName(lambda owner: {owner: tuple(q.rpartition(".")[2] for q in self.defined_in(owner)
+                                                             if self.defs.get(q) in _CALLABLE_OR_CLASS)})
         if self._owned is None:
-            self._whole()
             owned: dict[str, list[str]] = {}
             for qualname, kind in self.defs.items():
                 if kind in _CALLABLE_OR_CLASS:
