@@ -775,3 +775,43 @@ def test_an_update_learns_only_the_modules_its_lookups_ask_about_and_equals_a_re
     assert {"use", "pkg", "pkg.sub"} <= learned and not learners[-1].whole
     assert not any(m.startswith("other") for m in learned)
     assert "pkg.maker.Made.g" in _callees(db, "pkg.sub.g")  # the later assignment wins, as in a full build
+
+
+def test_a_base_read_through_the_class_tree_resolves_in_an_update_as_in_a_rebuild(tmp_path):
+    """`class BaseEnum(self.enum_type)` in a mixin's method: `self.enum_type` is a subclass's
+    attribute, found through the class tree. The tree is made before any answer, so the base is
+    the same whichever answer needs the tree first (another file's call, or the base itself,
+    which met the tree half made and gave None: an update of the stdlib's test_enum.py differed
+    from its rebuild so)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a_first.py").write_text("from tests_x import _EnumTests\n\ndef use(t: _EnumTests):\n    return t.setUp()\n")
+    (repo / "tests_x.py").write_text(textwrap.dedent("""\
+        from enum import Enum, IntEnum
+
+        class _EnumTests:
+            def setUp(self):
+                class BaseEnum(self.enum_type):
+                    pass
+                self.BaseEnum = BaseEnum
+
+        class TestPlainEnum(_EnumTests):
+            enum_type = Enum
+
+        class TestIntEnum(_EnumTests):
+            enum_type = IntEnum
+        """))
+    db = tmp_path / "g.duckdb"
+    index_repository(repo, db, jobs=1, embed=False, libraries=False)
+    with open(repo / "tests_x.py", "a") as fh:
+        fh.write("\n\ndef added():\n    return 2\n")
+    assert index_repository(repo, db, jobs=1, embed=False, libraries=False).mode == "update"
+    rebuilt = tmp_path / "r.duckdb"
+    index_repository(repo, rebuilt, jobs=1, embed=False, libraries=False, full=True)
+    assert snapshot(db) == snapshot(rebuilt)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        bases = con.execute("SELECT base_qualnames FROM classes WHERE name = 'BaseEnum'").fetchone()[0]
+    finally:
+        con.close()
+    assert bases == ["tests_x.TestIntEnum.enum_type"]

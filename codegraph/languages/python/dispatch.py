@@ -266,6 +266,12 @@ class Dispatch:
             return any(q in self.defs and q not in self.libraries for q in self.defined_named("__set_name__"))
         return any(q.endswith(".__set_name__") and q not in self.libraries for q in self.defs)
 
+    def class_tree(self) -> None:
+        """Make the class tree now, before any answer: a base read through the tree (`class
+        Made(self.kind)` in a mixin, `kind` a subclass's attribute) then meets the same part of it
+        whichever answer first needs the tree, in a full build and in an update alike."""
+        self.subclasses("")
+
     def subclasses(self, klass: str) -> list[str]:
         """The project's classes deriving from klass, at any depth."""
         if self._children is None:

@@ -752,6 +752,7 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     # they define: re-resolved too (their files are `flowing`).
     resolver.learn_scopes(*scope_keys({name: concat(name, [extracted(con, name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
+    resolver.class_tree()
     calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
     reached = set(plan.old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",

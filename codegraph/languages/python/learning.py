@@ -11,7 +11,7 @@ class. An update that resolves many files learns everything at once (`everything
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -292,21 +292,28 @@ _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                       FROM classes"""
 
 
-def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> list[tuple[str, list[str | None]]]:
+def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iterator[tuple[str, list[str | None]]]:
     """Resolver.bases_known for an update: the bases of the classes of the files not resolved again
     as stored (what resolving them gave, and would give again, or the plan would resolve them
-    again), those of the others as the resolver answers now; by qualname, as Dispatch._all_bases."""
+    again), those of the others as the resolver answers now; by qualname, as Dispatch._all_bases,
+    and as it, each answered when the tree holds the classes before it (a base read through
+    `self.kind` may look the tree up)."""
     rows = con.execute(_CLASS_BASES_SQL).fetchall()
     again = {qualname for qualname, _, resolved_again in rows if resolved_again}
     learner.many(again)
     resolver = learner.resolver
     resolver._need_scopes({function for sub in again if _LOCALS in sub
                            for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
-    out: dict[str, list[str | None]] = {}
+    seen: set[str] = set()
     for qualname, bases, _ in sorted(rows, key=lambda row: row[0]):
-        if qualname not in out:
-            out[qualname] = [b for b, _ in resolver.resolved_bases(qualname)] if qualname in again else list(bases or ())
-    return list(out.items())
+        if qualname in seen:
+            continue
+        seen.add(qualname)
+        if qualname in again:  # with bases written, as Dispatch._all_bases reads base_texts
+            if resolver.base_texts.get(qualname):
+                yield qualname, [b for b, _ in resolver.resolved_bases(qualname)]
+        elif bases:
+            yield qualname, list(bases)
 
 
 def learning_resolver(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table],

@@ -365,6 +365,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
 
     if "bindings" in tables:  # what the callers' own names mean
         resolver.learn_scopes(*scope_keys(tables))
+    resolver.class_tree()
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, IMPORT_KEY))]
     out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
