@@ -114,7 +114,7 @@ def update(build: Build) -> Rebuild | None:
         old_project_imports = con.execute("""SELECT f.path, i.imported_module, i.name, i.is_star FROM imports i
                                              JOIN files f USING (file_id) WHERE f.layer = 'project'
                                              AND f.language = $language""",
-                                          {"language": library.language if library else ""}).fetchall()
+                                          {"language": library.language}).fetchall() if library else []
         old_skips = {path: (reason, detail, size, mtime) for path, reason, detail, size, mtime in
                      con.execute("SELECT path, reason, detail, size, mtime_ns FROM skipped_files").fetchall()}
     finally:
