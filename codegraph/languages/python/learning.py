@@ -20,7 +20,6 @@ import pyarrow.compute as pc
 from ...columns import column_lists, register_values
 from ...schema import DEFINITION, LIBRARY_SCHEMA
 from .resolution import BASE_KEY, DEFINITION_COLUMNS, IMPORT_KEY, definition_maps, definitions_sql, returns_of
-from .expressions import _LOCALS, _function_scopes
 from .resolve import Resolver
 
 _OF_FILES = "file_id IN (SELECT v FROM _learning)"
@@ -39,6 +38,10 @@ _SOURCES = {
 # its tables: file ids are hashes, no zone map skips): a one-file update of a leaf module asks
 # about two or three, one of click's core about a dozen.
 _QUERIED_BATCHES = 3
+# Past this many batches, or a quarter of the modules, every module is learned at once (what a
+# question about a widely used class or name leads to: a changed return in unittest's TestCase
+# learned 668 modules a batch at a time).
+_BATCHES_AT_MOST = 40
 
 
 class Learned(dict):
@@ -180,6 +183,7 @@ class ModuleLearner:
         self.learned: set[str] = set()
         self.asked: set[str] = set()
         self.whole = False
+        self.batches = 0
         self.names: pa.Table | None = None  # every definition's name and qualname, read at the first defined_named
 
     def __call__(self, key) -> None:
@@ -215,6 +219,10 @@ class ModuleLearner:
             end = name.find(".", end + 1)
 
     def _learn(self, batch: Iterable[str]) -> None:
+        self.batches += 1
+        if self.batches > _BATCHES_AT_MOST or len(self.learned) > len(self.files_of) // 4:
+            self.complete()  # asking this much, the rest soon follows: all at once costs less
+            return
         batch = set(batch)
         while True:  # with the modules the batch's names lead into
             self.rows.choose(sorted(f for module in batch for f in self.files_of[module]))
@@ -271,15 +279,25 @@ class ModuleLearner:
         self._take(list(self.rows.read("definitions")))
 
     def everything(self) -> None:
-        """Learn every module at once, before the first answer: the resolver becomes a full build's
-        (plain maps, in its order, none of the hooks), what an update that resolves many files costs
-        least with."""
+        """Learn every module at once: the resolver becomes a full build's (plain maps, in its
+        order, none of the hooks), what an update that resolves many files costs least with. Its
+        answers so far stand (they are a full build's); the maps made of the hooks' answers are
+        made again as a full build makes them, when next asked."""
         resolver = self.resolver
+        if type(resolver.defs) is dict:
+            return
+        resolver._owned_by = resolver._owned = None
+        resolver.__dict__.pop("_bodies", None)  # a cached_property
+        resolver.bases_known = resolver.defined_named = resolver.defined_in = resolver.local_classes = None
+        if self.whole:  # all learned already (complete): the same maps, plain
+            for name in _MAPS:
+                setattr(resolver, name, dict(getattr(resolver, name)))
+            resolver.libraries = set(resolver.libraries)
+            return
         self.whole = True
         for name in _MAPS:
             setattr(resolver, name, {})
         resolver.libraries = set()
-        resolver.bases_known = resolver.defined_named = resolver.defined_in = None
         self.rows.choose(None)
         self._take(list(self.rows.read("definitions")))
 
@@ -287,6 +305,9 @@ class ModuleLearner:
 # The project's classes, their bases as stored, and whether the update resolves their file again
 # (_affected: those whose answers may change; _fresh: those parsed now)
 _NAMES_SQL = DEFINITION.sql(("name", "qualname"), prefix="all_")
+# The classes made inside functions that have bases (a changed file's are resolved again: its
+# functions' names are learned with it)
+_LOCAL_CLASSES_SQL = "SELECT DISTINCT class_qualname FROM all_inheritance WHERE contains(class_qualname, '.<locals>.')"
 _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                              file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
                       FROM classes"""
@@ -302,8 +323,6 @@ def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iter
     again = {qualname for qualname, _, resolved_again in rows if resolved_again}
     learner.many(again)
     resolver = learner.resolver
-    resolver._need_scopes({function for sub in again if _LOCALS in sub
-                           for function in _function_scopes(sub.rsplit(_LOCALS, 1)[0])})
     seen: set[str] = set()
     for qualname, bases, _ in sorted(rows, key=lambda row: row[0]):
         if qualname in seen:
@@ -327,4 +346,5 @@ def learning_resolver(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]
     resolver.bases_known = lambda: _bases_known(con, learner)
     resolver.defined_named = learner.defined_named
     resolver.defined_in = learner.defined_in
+    resolver.local_classes = lambda: [r[0] for r in con.execute(_LOCAL_CLASSES_SQL).fetchall()]
     return resolver, learner

@@ -162,6 +162,9 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self.defined_named: Callable[[str], Iterable[str]] | None = None
         # An update's definitions directly in a class or module, learned (_bodies, _named_in)
         self.defined_in: Callable[[str], list[str]] | None = None
+        # An update's classes made inside functions, with bases (need_local_class_scopes)
+        self.local_classes: Callable[[], Iterable[str]] | None = None
+        self._local_class_scopes = False
         self._canon: dict[str, str | None] = {}
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
@@ -250,6 +253,8 @@ class Resolver(Dispatch, Containers, Values, Flows):
             return self._bases[class_qualname]
         self._bases[class_qualname] = []  # guards against a class deriving from itself
         module = self.class_module.get(class_qualname, class_qualname.rpartition(".")[0])
+        if _LOCALS in class_qualname:
+            self.need_local_class_scopes()
         scope = class_qualname.rsplit(_LOCALS, 1)[0] if _LOCALS in class_qualname else module
         out = []
         for text in self.base_texts.get(class_qualname, ()):
