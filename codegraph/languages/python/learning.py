@@ -302,12 +302,13 @@ class ModuleLearner:
         self._take(list(self.rows.read("definitions")))
 
 
-# The project's classes, their bases as stored, and whether the update resolves their file again
-# (_affected: those whose answers may change; _fresh: those parsed now)
+# Every definition's name and qualname (defined_named, defined_in)
 _NAMES_SQL = DEFINITION.sql(("name", "qualname"), prefix="all_")
 # The classes made inside functions that have bases (a changed file's are resolved again: its
 # functions' names are learned with it)
 _LOCAL_CLASSES_SQL = "SELECT DISTINCT class_qualname FROM all_inheritance WHERE contains(class_qualname, '.<locals>.')"
+# The project's classes, their bases as stored, and whether the update resolves their file again
+# (_affected: those whose answers may change; _fresh: those parsed now)
 _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                              file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
                       FROM classes"""
