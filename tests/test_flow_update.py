@@ -788,3 +788,39 @@ def test_an_updates_scope_loader_reads_only_functions_with_local_names(tmp_path)
     asked = len(statements)
     assert load(["m.bare", "m.Klass.__init__", "m.nothing"]) == ([], [])
     assert len(statements) == asked  # nothing to read, no statement
+
+
+@pytest.mark.parametrize("switch", ["all_learned_in_place", "plain_maps"])
+def test_updates_that_learn_everything_part_way_equal_a_rebuild(flow_repo, tmp_path, monkeypatch, switch):
+    """The learning resolver's two switches (learning.py), forced early: past a number of
+    batches every module is learned in place in the middle of an answer; past a number of files
+    to resolve the maps become plain ones after some are learned. Every edit still equals its
+    rebuild, and the switch did happen."""
+    import codegraph.languages.python.incremental as incremental
+    import codegraph.languages.python.learning as learning
+
+    if switch == "all_learned_in_place":
+        monkeypatch.setattr(learning, "_BATCHES_AT_MOST", 1)
+    else:
+        monkeypatch.setattr(incremental, "LEARNED_AT_MOST", 0)
+    learners = []
+    real = incremental.learning_resolver
+
+    def watching(*args):
+        resolver, learner = real(*args)
+        learners.append((resolver, learner))
+        return resolver, learner
+
+    monkeypatch.setattr(incremental, "learning_resolver", watching)
+    index_repository(flow_repo, jobs=1, libraries=False, embed=False)
+    for n, (path, edit) in enumerate(EDITS):
+        file = flow_repo / path
+        file.write_text(edit(file.read_text()))
+        updated = index_repository(flow_repo, jobs=1, libraries=False, embed=False)
+        assert updated.mode == "update"
+        rebuilt = index_repository(flow_repo, tmp_path / f"full{n}.duckdb", jobs=1, libraries=False, embed=False)
+        assert snapshot(updated.db_path) == snapshot(rebuilt.db_path), f"after edit {n}: {path}"
+    if switch == "plain_maps":
+        assert learners and all(type(resolver.defs) is dict for resolver, _ in learners)
+    else:  # (an update whose answers ask one batch of modules learns no more)
+        assert sum(learner.whole and type(resolver.defs) is not dict for resolver, learner in learners) >= len(EDITS) // 2
