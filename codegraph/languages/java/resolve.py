@@ -36,7 +36,7 @@ import pyarrow as pa
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
 from ...schema import BY_NAME, LIBRARY_SCHEMA, RESOLVED_TABLES
 from ..base import Emit, Resolution
-from .extract import _PARSER, erased, plain_type
+from .extract import _PARSER, plain_type
 from .jdk import JdkTypes, jdk_types
 
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
