@@ -8,6 +8,8 @@ import duckdb
 import numpy as np
 import pytest
 
+import codegraph.languages.python.incremental as incremental
+import codegraph.languages.python.learning as learning
 from codegraph.indexer import index_repository
 from codegraph.semantic.store import VectorCache, vectors_path
 
@@ -796,9 +798,6 @@ def test_updates_that_learn_everything_part_way_equal_a_rebuild(flow_repo, tmp_p
     batches every module is learned in place in the middle of an answer; past a number of files
     to resolve the maps become plain ones after some are learned. Every edit still equals its
     rebuild, and the switch did happen."""
-    import codegraph.languages.python.incremental as incremental
-    import codegraph.languages.python.learning as learning
-
     if switch == "all_learned_in_place":
         monkeypatch.setattr(learning, "_BATCHES_AT_MOST", 1)
     else:

@@ -9,6 +9,7 @@ import time
 import duckdb
 import pytest
 
+import codegraph.languages.python.incremental as incremental
 from codegraph.indexer import index_repository
 from conftest import snapshot
 
@@ -741,8 +742,6 @@ def test_an_update_learns_only_the_modules_its_lookups_ask_about_and_equals_a_re
     edit learns the modules it names, not the 30 others; a name both a package assigns and a
     submodule defines (`pkg.sub`) comes out as a full build decides it, though the package is
     learned first (for `pkg.make`) and the submodule asked about after."""
-    import codegraph.languages.python.incremental as incremental
-
     repo = tmp_path / "repo"
     files = {
         "pkg/__init__.py": "from .maker import make\nsub = make()\n",

@@ -17,8 +17,6 @@ from ...schema import PROJECT_RESOLUTIONS
 
 
 _UNKNOWN = object()
-
-
 _METACLASS_OF = re.compile(r"type\(([A-Za-z_][A-Za-z_0-9]*)\)\Z")
 _LITERAL = re.compile(r"""[-+]?[0-9.]|[rbfuRBFU]{0,2}["']|[\[{(]""")  # a number, a string, a display
 _FOREIGN = ("builtin", "library", "external")
@@ -251,7 +249,7 @@ class Dispatch:
     def _bodies(self) -> dict[str, list[str]]:
         """class -> the definitions its own body holds (not its bases')."""
         if self.defined_in is not None:
-            return ByName(lambda klass: {klass: self.defined_in(klass)} if self.defs.get(klass) == "class" else {})
+            return ByName(lambda klass: self.defined_in(klass) if self.defs.get(klass) == "class" else [])
         bodies = defaultdict(list)
         for qualname in self.defs:
             owner = qualname.rpartition(".")[0]
@@ -433,9 +431,10 @@ class Dispatch:
                     if found is None:
                         found = pairs[name] = self._owners_of(self.defined_named(name))
                     return found
-                self._owned_by = (ByName(lambda name: of(name)[0]), ByName(lambda name: of(name)[1]))
+                self._owned_by = (ByName(lambda name: of(name)[0].get(name, [])),
+                                  ByName(lambda name: of(name)[1].get(name, [])))
             else:
-                        self._owned_by = self._owners_of(self.defs)
+                self._owned_by = self._owners_of(self.defs)
         return self._owned_by
 
     def _owners_of(self, qualnames: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

@@ -392,15 +392,15 @@ _DOTTED_PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)
 
 
 class ByName(dict):
-    """name -> what `answer` gives for it (a map that holds it, or not), asked once: one of the
-    resolver's maps over every definition, made a name at a time for an update (learning.py)."""
+    """name -> what `answer` gives for it, asked once: one of the resolver's maps over every
+    definition, made a name at a time for an update (learning.py)."""
 
     def __init__(self, answer) -> None:
         super().__init__()
         self.answer = answer
 
-    def __missing__(self, name: str) -> list[str]:
-        found = self[name] = self.answer(name).get(name, [])
+    def __missing__(self, name: str):
+        found = self[name] = self.answer(name)
         return found
 
     def get(self, name: str, default=None):

@@ -24,15 +24,22 @@ from .resolve import Resolver
 
 _OF_FILES = "file_id IN (SELECT v FROM _learning)"
 _RETURN_COLUMNS = ("scope_qualname", "line", "value")
-# What a module's learning reads, each kind's key columns after file_id, in a full build's order
-# (the project's rows, then the library layer's; the changed files' imports and bases come last).
-_SOURCES = {
-    "definitions": (definitions_sql("{where}", ("file_id",)).replace("WHERE {where}", "{where}"), DEFINITION_COLUMNS),
-    "returns": (f"SELECT file_id, {', '.join(_RETURN_COLUMNS)} FROM all_bindings WHERE kind = 'return' "
-                "AND value IS NOT NULL {and_where}", _RETURN_COLUMNS),
-    **{name: (" UNION ALL ".join(f"SELECT file_id, {', '.join(key)} FROM {schema}.{name} {{where}}"
-                                 for schema in ("main", LIBRARY_SCHEMA)), key)
-       for name, key in (("imports", IMPORT_KEY), ("inheritance", BASE_KEY))},
+# What a module's learning reads: each kind's query of the files a condition chooses (None: all),
+# file_id then its key columns, in a full build's order (the project's rows, then the library
+# layer's; the changed files' imports and bases come last, from `fresh`).
+def _union_of(name: str, key: tuple[str, ...]) -> Callable[[str | None], str]:
+    return lambda where: " UNION ALL ".join(f"SELECT file_id, {', '.join(key)} FROM {schema}.{name}"
+                                            + (f" WHERE {where}" if where else "")
+                                            for schema in ("main", LIBRARY_SCHEMA))
+
+
+_SOURCES: dict[str, tuple[Callable[[str | None], str], tuple[str, ...]]] = {
+    "definitions": (lambda where: definitions_sql(where or "", ("file_id",)), DEFINITION_COLUMNS),
+    "returns": (lambda where: f"SELECT file_id, {', '.join(_RETURN_COLUMNS)} FROM all_bindings "
+                              "WHERE kind = 'return' AND value IS NOT NULL" + (f" AND {where}" if where else ""),
+                _RETURN_COLUMNS),
+    "imports": (_union_of("imports", IMPORT_KEY), IMPORT_KEY),
+    "inheritance": (_union_of("inheritance", BASE_KEY), BASE_KEY),
 }
 # Modules learned by a query each before all rows are read at once and sliced (each query scans
 # its tables: file ids are hashes, no zone map skips): a one-file update of a leaf module asks
@@ -134,11 +141,6 @@ class _Rows:
         self.queried = 0
         self.tables: dict[str, pa.Table] | None = None
 
-    def _sql(self, kind: str, where: str) -> str:
-        sql = _SOURCES[kind][0]
-        return sql.replace("{where}", f"WHERE {where}" if where else "").replace(
-            "{and_where}", f"AND {where}" if where else "")
-
     def choose(self, ids: list[int] | None) -> None:
         """The files the next reads are of (None: all)."""
         self.chosen = None if ids is None else pa.array(ids, pa.int64())
@@ -146,19 +148,19 @@ class _Rows:
             return
         self.queried += 1
         if self.tables is None and self.queried > _QUERIED_BATCHES:
-            self.tables = {kind: self.con.execute(self._sql(kind, "")).to_arrow_table() for kind in _SOURCES}
+            self.tables = {kind: self.con.execute(_SOURCES[kind][0](None)).to_arrow_table() for kind in _SOURCES}
         if self.tables is None:
             register_values(self.con, "_learning", ids, pa.int64())
 
     def read(self, kind: str) -> Iterable[tuple]:
         key = _SOURCES[kind][1]
         if self.chosen is None:
-            tables = [self.con.execute(self._sql(kind, "")).to_arrow_table()]
+            tables = [self.con.execute(_SOURCES[kind][0](None)).to_arrow_table()]
         elif self.tables is not None:
             table = self.tables[kind]
             tables = [table.filter(pc.is_in(table.column("file_id"), value_set=self.chosen))]
         else:
-            tables = [self.con.execute(self._sql(kind, _OF_FILES)).to_arrow_table()]
+            tables = [self.con.execute(_SOURCES[kind][0](_OF_FILES)).to_arrow_table()]
         fresh = self.fresh.get(kind)
         if fresh is not None and fresh.num_rows:
             tables.append(fresh if self.chosen is None else
@@ -275,8 +277,7 @@ class ModuleLearner:
         for name in _MAPS:
             dict.clear(getattr(resolver, name))
         set.clear(resolver.libraries)
-        self.rows.choose(None)
-        self._take(list(self.rows.read("definitions")))
+        self._take_all()
 
     def everything(self) -> None:
         """Learn every module at once: the resolver becomes a full build's (plain maps, in its
@@ -298,6 +299,9 @@ class ModuleLearner:
         for name in _MAPS:
             setattr(resolver, name, {})
         resolver.libraries = set()
+        self._take_all()
+
+    def _take_all(self) -> None:
         self.rows.choose(None)
         self._take(list(self.rows.read("definitions")))
 

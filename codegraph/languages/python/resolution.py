@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import forked
-from ...columns import column_lists, column_values, concat, update_by_id
+from ...columns import column_lists, concat, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
 from .expressions import KEEPING
@@ -89,16 +89,6 @@ def definitions_sql(where: str = "", before: tuple[str, ...] = ()) -> str:
                "decorators": {"modules": "NULL", "classes": "NULL"}})
 
 
-DEFINITIONS_SQL = definitions_sql()
-
-
-def stored_definitions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    """definition_rows' tuples of what a database holds (DEFINITIONS_SQL): through Arrow, equal
-    strings shared, twice as fast as fetchall on the stdlib's 96,000 definitions."""
-    table = con.execute(DEFINITIONS_SQL).to_arrow_table()
-    return list(zip(*(column_values(table.column(i)) for i in range(table.num_columns))))
-
-
 def scope_keys(tables: dict[str, pa.Table]) -> tuple[Iterable, Iterable]:
     """Resolver.learn_scopes' arguments from bindings and parameters tables."""
     return (zip(*column_lists(tables["bindings"], BINDING_KEY)), zip(*column_lists(tables["parameters"], PARAMETER_KEY)))
@@ -124,9 +114,6 @@ def returns_of_tables(*tables: pa.Table) -> dict[str, tuple[str, ...]]:
         rows += [(s, line, v) for s, k, line, v in zip(*column_lists(table, ("scope_qualname", "kind", "line", "value")))
                  if k == "return"]
     return returns_of(rows)
-
-
-RETURNS_SQL = "SELECT scope_qualname, line, value FROM all_bindings WHERE kind = 'return' AND value IS NOT NULL"
 
 
 _VALUE_KINDS = frozenset({"variable", "class_attribute", "instance_attribute"})

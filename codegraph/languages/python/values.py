@@ -423,8 +423,8 @@ class Values:
     def _named_in(self, owner: str) -> tuple[str, ...]:
         """The names of the functions, methods and classes defined directly in a class or module."""
         if self._owned is None and self.defined_in is not None:
-            self._owned = ByName(lambda owner: {owner: tuple(q.rpartition(".")[2] for q in self.defined_in(owner)
-                                                             if self.defs.get(q) in _CALLABLE_OR_CLASS)})
+            self._owned = ByName(lambda owner: tuple(q.rpartition(".")[2] for q in self.defined_in(owner)
+                                                     if self.defs.get(q) in _CALLABLE_OR_CLASS))
         if self._owned is None:
             owned: dict[str, list[str]] = {}
             for qualname, kind in self.defs.items():
