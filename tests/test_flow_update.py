@@ -616,6 +616,26 @@ ELSEWHERE = {
         "p/h.py": "from p.m import make\n\nHANDLER = make()\n",
         "p/u.py": "from p.h import HANDLER\n\n\ndef use():\n    HANDLER.f()\n",
     }, "p/m.py", "from p.a import A, B\n\n\ndef make():\n    return B()\n", {("p.u.use", "p.a.B.f", "type")}),
+    # What a function returns changes, and with it what calls pass on: from the changed file itself,
+    # from a file that reads the result through a local name, through an attribute a constructor
+    # sets from it, and from a call on the result (a method of the other class, given a function)
+    "returned_value_passed_on": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self, cb=None):\n        pass\n\n\nclass B:\n    def f(self, cb=None):\n"
+                  "        cb()\n",
+        "p/r.py": "def run(x):\n    x.f()\n",
+        "p/rl.py": "def run_local(x):\n    x.f()\n",
+        "p/rk.py": "def run_kept(x):\n    x.f()\n",
+        "p/m.py": "from p.a import A, B\nfrom p.r import run\n\n\ndef make():\n    return A()\n\n\ndef go():\n"
+                  "    run(make())\n",
+        "p/u.py": "from p.m import make\nfrom p.rl import run_local\nfrom p.rk import run_kept\n\n\n"
+                  "def handler():\n    pass\n\n\ndef go():\n    made = make()\n    run_local(made)\n    make().f(handler)\n\n\n"
+                  "class U:\n    def __init__(self):\n        self.obj = make()\n\n    def go(self):\n"
+                  "        run_kept(self.obj)\n",
+    }, "p/m.py", "from p.a import A, B\nfrom p.r import run\n\n\ndef make():\n    return B()\n\n\ndef go():\n"
+                 "    run(make())\n",
+        {("p.r.run", "p.a.B.f", "flow"), ("p.rl.run_local", "p.a.B.f", "flow"), ("p.rk.run_kept", "p.a.B.f", "flow"),
+         ("p.u.go", "p.a.B.f", "type"), ("p.a.B.f", "p.u.handler", "flow")}),
     # What a module-level name and an attribute a constructor sets hold changes
     "value_retyped": ({
         "p/__init__.py": "",
@@ -728,6 +748,37 @@ def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(fl
         assert snapshot(updated.db_path) == snapshot(rebuilt.db_path), f"after edit {n}"
         assert (updated.reresolved == 0) == (n < 2), (n, updated.reresolved)
     assert ("app.hooks.apply", "app.handlers.whisper", "flow") in _edges(updated.db_path)
+
+
+def test_a_changed_return_re_resolves_only_what_reads_it(tmp_path):
+    """make's return changes: u.py reads it (`make().f()`) and is resolved again; m.py's own call
+    `run(h)` passes what it passed and the rest of u.py's calls read no returned value, so the
+    functions they pass arguments to (r.py's, which call through their parameter) keep their answers."""
+    root = tmp_path / "repo"
+    files = {
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/r.py": "def run(cb):\n    cb()\n\n\ndef other(cb):\n    cb()\n",
+        "p/m.py": "from p.a import A, B\nfrom p.r import run\n\n\ndef make():\n    return A()\n\n\ndef go(h):\n"
+                  "    run(h)\n",
+        "p/u.py": "from p.m import make\nfrom p.r import other\n\n\ndef hook():\n    pass\n\n\ndef use():\n"
+                  "    make().f()\n    other(hook)\n",
+    }
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    index_repository(root, jobs=1, libraries=False, embed=False)
+    (root / "p/m.py").write_text(files["p/m.py"].replace("return A()", "return B()"))
+    updated = index_repository(root, jobs=1, libraries=False, embed=False)
+    rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
+    con = duckdb.connect(str(updated.db_path), read_only=True)
+    try:
+        edges = set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls").fetchall())
+    finally:
+        con.close()
+    assert {("p.u.use", "p.a.B.f", "type"), ("p.r.run", None, None), ("p.r.other", "p.u.hook", "flow")} <= edges
+    assert updated.reresolved == 1
 
 
 def test_what_an_edit_beside_a_subclass_re_resolves(flow_repo, tmp_path):

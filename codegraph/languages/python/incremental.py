@@ -63,7 +63,7 @@ _ANCESTOR_FILES_SQL = """
 """
 # What the changed and affected files' calls pass arguments to (resolution.call_sites).
 _FLOW_TARGETS_SQL = f"""
-    SELECT DISTINCT resolved_callee FROM calls
+    SELECT DISTINCT resolved_callee, file_id, caller_qualname, callee_text, arguments FROM calls
     WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
@@ -387,11 +387,12 @@ _READERS_SQL = f"""
 """
 
 
-def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> list[int]:
+def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> tuple[list[int], set[str]]:
     """The files that may resolve differently when what the definitions `retyped` say (hold,
     return, are decorated with) changed: those using them, those using a definition whose own
     evidence reads one of them (`HANDLER = make()`, make's return changed: HANDLER's users too),
-    or an attribute a changed constructor keeps, and so on until no definition is added."""
+    or an attribute a changed constructor keeps, and so on until no definition is added; and
+    those definitions, through which a value may read what the retyped ones say."""
     con.execute(_MENTIONS_SQL)
     quals: set[str] = set()
     new = set(retyped)
@@ -402,7 +403,7 @@ def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> list[int]:
         found |= {r[0] for r in con.execute(_KEPT_BY_SQL).fetchall()}
         new = found - quals
     register_values(con, "_quals", sorted(quals))
-    return [r[0] for r in con.execute(_READERS_SQL).fetchall()]
+    return [r[0] for r in con.execute(_READERS_SQL).fetchall()], quals
 
 
 # The files that import from or point into the modules of _changed; with $retyped (what a
@@ -509,12 +510,16 @@ _SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT fi
 _IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
-def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str]) -> bool:
+def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str],
+                      reading: set[str] = frozenset()) -> bool:
     """Do the changed files give every call the same arguments, read in the same scopes, as
     before? Then what they pass into other files' functions is what it was, and those files'
     calls through parameters need no new answer. Only for changes that add or remove
     definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
-    or hold) or none."""
+    or hold) or change what definitions say (`reading`: the names of the definitions through
+    which a value may read that, _readers: said nowhere in what the files pass or bind). Return
+    statements are left out of both: one differs only where what its function says changed, and
+    a value reads it only by calling the function, by one of those names."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
         if scope is None:
             return False
@@ -534,15 +539,23 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
     calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
     if counted(calls, False) != counted(con.execute(_PASSED_SQL).fetchall(), False):
         return False
+    def not_returns(table: str, rows: Iterable[tuple]) -> list[tuple]:
+        return [row for row in rows if table != "bindings" or row[BINDING_KEY.index("kind")] != "return"]
+
     for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
-        if counted(zip(*column_lists(fresh[table], key))) != counted(con.execute(_SCOPE_SQL[table]).fetchall()):
+        if counted(not_returns(table, zip(*column_lists(fresh[table], key)))) != \
+                counted(not_returns(table, con.execute(_SCOPE_SQL[table]).fetchall())):
             return False
     said = [v for row in con.execute(_SAID_SQL).fetchall() for v in row if v]
-    said += [v for table, key in (("bindings", ("value", "annotation")), ("parameters", ("default_value", "annotation")))
-             for column in column_lists(fresh[table], key) for v in column if v]
+    said += [v for value, annotation, kind in zip(*column_lists(fresh["bindings"], ("value", "annotation", "kind")))
+             for v in ((annotation,) if kind == "return" else (value, annotation)) if v]
+    said += [v for column in column_lists(fresh["parameters"], ("default_value", "annotation")) for v in column if v]
     said += [argument for row in calls for argument in row[3]]
-    wanted = set(names)
-    return not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in said)
+    returned = [value for value, kind in zip(*column_lists(fresh["bindings"], ("value", "kind")))
+                if kind == "return" and value]
+    wanted, read = set(names), set(reading)
+    return not any((wanted | read).intersection(_IDENTIFIER_WORD.findall(text)) for text in said) \
+        and not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in returned)
 
 
 def _given(resolver, callees: Iterable[str | None]) -> set[str]:
@@ -557,6 +570,51 @@ def _given(resolver, callees: Iterable[str | None]) -> set[str]:
 
 
 
+# The local names and parameters of the given files (_ids) whose value, default or annotation says
+# one of the words ($words).
+_SAYING_SCOPES_SQL = """
+    SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _ids) AND kind <> 'return'
+        AND regexp_matches(concat_ws(' ', value, annotation), $words)
+    UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _ids)
+        AND regexp_matches(concat_ws(' ', default_value, annotation), $words)
+"""
+
+
+class _Steady:
+    """Files re-resolved as readers of what some definitions say, and nothing else (plan_update):
+    a call of theirs may run or pass something else only where it reads such a value, through a
+    name of `reading` written in the call (its callee or arguments) or in a local name, parameter
+    default or annotation of its function or of one around it. Their other calls pass what they
+    passed to what they ran: no new answer for what those functions are passed."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, files: set[int], reading: set[str]) -> None:
+        self.files, self.reading = files, reading
+        self.scopes: set[str] = set()
+        if files and reading:
+            register_values(con, "_ids", sorted(files), pa.int64())
+            self.scopes = {r[0] for r in con.execute(_SAYING_SCOPES_SQL, _words(reading)).fetchall()}
+
+    def moves(self, file_id: int, caller: str, text: str, arguments: Iterable[str]) -> bool:
+        """May this call run or pass something else now?"""
+        if file_id not in self.files:
+            return True
+        if any(self.reading.intersection(_IDENTIFIER_WORD.findall(said)) for said in (text, *arguments)):
+            return True
+        scope = caller
+        while True:
+            if scope in self.scopes:
+                return True
+            cut = scope.rfind(_LOCALS)
+            if cut == -1:
+                return False
+            scope = scope[:cut]
+
+
+def _words(names: Iterable[str]) -> dict[str, str]:
+    """The parameter $words: a regular expression matching any of the names as a word."""
+    return {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
+
+
 @dataclass
 class Plan:
     """What plan_update read of the rows an update replaces, for apply_update."""
@@ -567,6 +625,7 @@ class Plan:
     same_flows: bool  # the changed files pass into other files' functions what they passed
     old_flow_targets: list[str]  # what the changed and affected files passed arguments to before
     fresh_files: set[int]
+    steady: _Steady  # the affected files whose calls pass on what they passed, but some
 
 
 _PYTHON_FILES = "SELECT file_id FROM files WHERE language = 'python'"
@@ -622,11 +681,8 @@ def _kept_readers(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) ->
                 names.add(caller.rpartition(".")[2])
     if not names:
         return []
-    def words(names: set[str]) -> dict[str, str]:
-        return {"words": r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b"}
-
-    names |= {r[0] for r in con.execute(_HOLDING_SQL, words(names)).fetchall()}
-    return [r[0] for r in con.execute(_SAYING_SQL, words(names)).fetchall()]
+    names |= {r[0] for r in con.execute(_HOLDING_SQL, _words(names)).fetchall()}
+    return [r[0] for r in con.execute(_SAYING_SQL, _words(names)).fetchall()]
 
 
 def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Plan:
@@ -691,8 +747,11 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
             register_values(con, "_ids", others, pa.int64())
             register_values(con, "_names", names)
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL).fetchall()]
+    reading: set[str] = set()  # the names through which a value may read what the retyped definitions say
+    readers: list[int] = []
     if def_like and retyped:
-        affected += _readers(con, retyped_defs)
+        readers, through = _readers(con, retyped_defs)
+        reading = {q.rpartition(".")[2] for q in through}
     if not def_like:  # imports or bases changed: a name of these files may mean another thing now
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
     if rebased:
@@ -702,24 +761,35 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     if made:
         affected += [r[0] for r in con.execute(_MADE_USES_SQL, {"made": made}).fetchall()]
     # A `self.f()` in an ancestor may run an override added or removed here, `cls()` a subclass: the
-    # classes whose members, bases or existence changed. When imports changed or a value was retyped,
-    # a base as written may now resolve elsewhere: every class of the changed files.
-    overridden = None if retyped or any(item[0] == "import" for item in changed) else sorted(
+    # classes whose members, bases or existence changed. When imports changed, or a base as written
+    # names a value that reads what a retyped definition says, a base may now resolve elsewhere:
+    # every class of the changed files.
+    based_on_reading = retyped and (not def_like or any(reading.intersection(_IDENTIFIER_WORD.findall(text))
+                                                        for text in fresh["inheritance"].column("base_text").to_pylist()))
+    overridden = None if based_on_reading or any(item[0] == "import" for item in changed) else sorted(
         {item[1] for item in changed if item[0] == "base" or item[0] == "def" and item[2] == "class"}
         | {owner for item in changed if item[0] == "def" and (owner := item[1].rpartition(".")[0]) in classes})
     if (changed or retyped) and overridden != []:
         affected += [r[0] for r in con.execute(_ANCESTOR_FILES_SQL, {"classes": overridden}).fetchall()]
     affected += _kept_readers(con, fresh)
+    # Files affected only as readers of what retyped definitions say, when nothing else changed:
+    # their answers may change only where their code names a definition through which a value
+    # reads that (`reading`), so what they pass on changes at those calls only (_Steady).
+    steady = set(readers) - set(affected) if not (changed or implicit or remade or made) else set()
+    affected += readers
     python_files = {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     affected = sorted((set(affected) - set(gone_ids)) & python_files)
+    steady = _Steady(con, steady & set(affected), reading)
     register_values(con, "_ids", affected, pa.int64())
     con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT v AS file_id FROM _ids")
     # The functions the changed and affected files passed arguments to: what their parameters
     # may hold changes with them, unless the changed files pass what they passed.
-    same_flows = not (retyped or implicit or remade or made or others) and def_like \
-        and _passes_as_before(con, fresh, came_and_went, names)
-    old_flow_targets = [r[0] for r in con.execute(_FLOW_TARGETS_SQL, {"gone": not same_flows}).fetchall()]
-    return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files)
+    same_flows = not (implicit or remade or made or others) and def_like \
+        and _passes_as_before(con, fresh, came_and_went, names, reading)
+    old_flow_targets = sorted({callee for callee, file_id, caller, text, arguments
+                               in con.execute(_FLOW_TARGETS_SQL, {"gone": not same_flows}).fetchall()
+                               if steady.moves(file_id, caller, text, arguments)})
+    return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files, steady)
 
 
 # An update that resolves more files than this learns the whole repository at once: a module at a
@@ -760,8 +830,10 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     resolver.class_tree()
     calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
     reached = set(plan.old_flow_targets)
-    texts, fids, callers, kinds, arguments = column_lists(calls, ("callee_text", "file_id", "caller_qualname", "kind",
-                                                              "arguments"))
+    moving = [i for i, site in enumerate(zip(*column_lists(calls, ("file_id", "caller_qualname", "callee_text",
+                                                                   "arguments")))) if plan.steady.moves(*site)]
+    texts, fids, callers, kinds, arguments = column_lists(calls.take(pa.array(moving, pa.int64())),
+                                                          ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
     reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
                                                                 kinds, arguments)))
     for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
