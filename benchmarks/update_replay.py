@@ -1,7 +1,7 @@
 """Replay upstream releases as edits: does an update still equal a full rebuild?
 
     python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] [--stdlib-edits] \
-        [--asyncio] [--out benchmarks/results/update_replay.json]
+        [--asyncio] [--return-edits] [--out benchmarks/results/update_replay.json]
 
 Each pair is two releases of one project (pinned sdists from PyPI, or two folders). A copy of the
 older one is indexed; then its .py files are replaced, added or removed one at a time, in path
@@ -9,12 +9,16 @@ order, as the newer release has them, and after each the database is updated. Ev
 steps the updated graph is compared with a full rebuild of the same tree, table by table, every
 row. The edits are the project's own, written by nobody here; the rebuild is the oracle.
 With --stdlib-edits, the running Python's standard library is replayed into a copy of itself
-edited as cost_bench.SCALE_EDITS says: updates of a large graph whose edits reach far.
+edited as cost_bench.SCALE_EDITS says: updates of a large graph whose edits reach far. With
+--return-edits, each pair's newer release is also replayed into a copy of itself whose files each
+change only what some functions return (return_edits): edits an update answers from what the
+other files read of a return, checked against the rebuild all the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import filecmp
 import json
 import shutil
@@ -68,7 +72,7 @@ def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = F
     shutil.copytree(old, repo)
     index_repository(repo, embed=False, libraries=libraries)
     steps = changed_files(old, new)
-    seconds, differences, compared = [], [], 0
+    seconds, differences, compared, reresolved = [], [], 0, []
     for n, path in enumerate(steps):
         if (new / path).exists():
             (repo / path).parent.mkdir(parents=True, exist_ok=True)
@@ -78,6 +82,7 @@ def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = F
         started = time.perf_counter()
         updated = index_repository(repo, embed=False, libraries=libraries)
         seconds.append(time.perf_counter() - started)
+        reresolved.append(updated.reresolved)
         if (n + 1) % every and n + 1 != len(steps):
             continue
         rebuilt = index_repository(repo, work / "rebuilt.duckdb", embed=False, libraries=libraries)
@@ -93,7 +98,55 @@ def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = F
         rebuilt.db_path.unlink()
     return {"files_changed": len(steps), "steps_compared": compared, "differences": differences,
             "update_median_s": round(statistics.median(seconds), 3) if seconds else None,
-            "update_max_s": round(max(seconds), 3) if seconds else None}
+            "update_max_s": round(max(seconds), 3) if seconds else None,
+            "other_files_reresolved": reresolved}
+
+
+def _returns_swapped(text: str, at_most: int = 3) -> str | None:
+    """The module with up to `at_most` of its one-line return statements giving another thing of
+    the module: `return C(...)` another class it defines or imports by a capitalised name, `return
+    f` another of its functions. None when it has no such statement."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)] + [
+        a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+        if a.name != "*" and (a.asname or a.name)[:1].isupper()]
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    lines = text.splitlines(keepends=True)
+    done = 0
+    for node in ast.walk(tree):
+        if done == at_most:
+            break
+        value = node.value if isinstance(node, ast.Return) and node.lineno == node.end_lineno else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes:
+            name, pool = value.func, classes
+        elif isinstance(value, ast.Name) and value.id in functions:
+            name, pool = value, functions
+        else:
+            continue
+        other = next((n for n in pool if n != name.id), None)
+        line = lines[node.lineno - 1]
+        start = len(line.encode()[:name.col_offset].decode(errors="ignore"))
+        if other is None or line[start:start + len(name.id)] != name.id:
+            continue
+        lines[node.lineno - 1] = line[:start] + other + line[start + len(name.id):]
+        done += 1
+    return "".join(lines) if done else None
+
+
+def return_edits(tree: Path, scratch: Path) -> tuple[Path, Path]:
+    """A copy of the tree, and another whose .py files each give other things from some return
+    statements (_returns_swapped)."""
+    old, new = scratch / "old", scratch / "new"
+    copy_tree(tree, old)
+    copy_tree(tree, new)
+    for path in sorted(new.rglob("*.py")):
+        swapped = _returns_swapped(path.read_text(encoding="utf-8", errors="replace"))
+        if swapped is not None:
+            path.write_text(swapped, encoding="utf-8")
+    return old, new
 
 
 def stdlib_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
@@ -136,6 +189,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="also replay this Python's standard library into a copy edited as cost_bench.SCALE_EDITS says")
     parser.add_argument("--asyncio", action="store_true",
                         help="also replay a comment appended to asyncio/unix_events.py, with the library layer")
+    parser.add_argument("--return-edits", action="store_true",
+                        help="also replay each pair's newer release into a copy whose files change only what some "
+                             "functions return")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
     args = parser.parse_args(argv)
     if args.every < 1:
@@ -156,11 +212,17 @@ def main(argv: list[str] | None = None) -> None:
                 old, new = asyncio_pair(stdlib, Path(tmp) / "trees")
             else:
                 old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
-            result = {"old": old_spec, "new": new_spec,
-                      **replay(old, new, Path(tmp), args.every, libraries=old_spec == "asyncio")}
-        results["pairs"].append(result)
-        print(f"{old_spec} -> {new_spec}: {result['files_changed']} files, {result['steps_compared']} compared, "
-              f"{len(result['differences'])} differing tables; update median {result['update_median_s']} s")
+            runs = [(old_spec, new_spec, old, new, Path(tmp))]
+            if args.return_edits and old_spec not in ("stdlib", "asyncio"):
+                edited = return_edits(new, Path(tmp) / "returns")
+                runs.append((new_spec, f"{new_spec} with returns swapped", *edited, Path(tmp) / "returns"))
+            for old_name, new_name, before, after, work in runs:
+                result = {"old": old_name, "new": new_name,
+                          **replay(before, after, work, args.every, libraries=old_spec == "asyncio")}
+                results["pairs"].append(result)
+                print(f"{old_name} -> {new_name}: {result['files_changed']} files, {result['steps_compared']} "
+                      f"compared, {len(result['differences'])} differing tables; update median "
+                      f"{result['update_median_s']} s; other files re-resolved {sum(result['other_files_reresolved'])}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
 

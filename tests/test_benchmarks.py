@@ -186,6 +186,26 @@ def test_update_replay_compares_each_update_with_a_rebuild_and_reports_differenc
     assert (old / "p/gone.py").exists() and not (old / "p/e.py").exists()  # the trees it reads stay as they were
 
 
+def test_update_replay_return_edits_change_only_return_statements(tmp_path):
+    from benchmarks import update_replay
+
+    tree = tmp_path / "tree"
+    (tree / "p").mkdir(parents=True)
+    (tree / "p/__init__.py").write_text("")
+    (tree / "p/a.py").write_text("class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n"
+                                 "        pass\n\n\ndef make():\n    return A()\n\n\ndef pick():\n    return make\n")
+    (tree / "p/u.py").write_text("from p.a import make\n\n\ndef use():\n    make().f()\n")
+    old, new = update_replay.return_edits(tree, tmp_path / "edits")
+    assert (old / "p/a.py").read_text() == (tree / "p/a.py").read_text()
+    edited = (new / "p/a.py").read_text().splitlines()
+    before = (tree / "p/a.py").read_text().splitlines()
+    assert [(x, y) for x, y in zip(before, edited) if x != y] == [("    return A()", "    return B()"),
+                                                                  ("    return make", "    return pick")]
+    assert update_replay.changed_files(old, new) == ["p/a.py"]
+    result = update_replay.replay(old, new, tmp_path / "w")
+    assert result["differences"] == [] and result["other_files_reresolved"] == [1]  # u.py reads make's return
+
+
 def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(tmp_path):
     from benchmarks.update_replay import changed_files, stdlib_pair
 
