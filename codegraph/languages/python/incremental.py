@@ -256,36 +256,41 @@ _NAMED_BY_STRING_SQL = f"""
 # Whatever else changed: the calls and property reads an added method may answer as an override (`x: Base; x.f()`
 # runs a new subclass's f too) or that a guess by name (Resolver.by_name) gains or loses, and
 # what getattr with a string may now give (_NAMED_BY_STRING_SQL).
-_OVERRIDES_AND_GUESSES_SQL = f"""
-    SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
-        AND (resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name') OR kind = 'property')
-    UNION SELECT file_id FROM calls WHERE resolved_callee IS NULL
-        AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)
-    UNION SELECT file_id FROM refs WHERE resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-        AND split_part(text, '.', -1) IN (SELECT split_part(v, '.', -1) FROM _removed)
-    UNION {_NAMED_BY_STRING_SQL}
-"""
+_OVERRIDES_AND_GUESSES = (
+    """SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
+        AND (resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name') OR kind = 'property')""",
+    """SELECT file_id FROM calls WHERE resolved_callee IS NULL
+        AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)""",
+    "SELECT file_id FROM refs WHERE resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)",
+    """SELECT file_id FROM refs WHERE resolved_qualname IS NULL
+        AND split_part(text, '.', -1) IN (SELECT split_part(v, '.', -1) FROM _removed)""",
+    _NAMED_BY_STRING_SQL)
+_OVERRIDES_AND_GUESSES_SQL = "\n    UNION ".join(_OVERRIDES_AND_GUESSES)
 # The def-only change: the files that pointed at a removed definition, or hold an unresolved
 # name (or a call an added override may answer) that an added one may now answer.
-_NAMES_CHANGED_SQL = f"""
-    SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM imports
-        WHERE resolved_qualname IN (SELECT v FROM _removed) OR resolved_module IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM inheritance WHERE resolved_base IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-        AND callee_name IN (SELECT v FROM _added)
-    UNION {_OVERRIDES_AND_GUESSES_SQL}
-    UNION SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-        AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))
-    UNION SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-        AND split_part(base_text, '.', -1) IN (SELECT v FROM _added)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _removed)
-    UNION SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-        AND split_part(text, '.', -1) IN (SELECT v FROM _added)
-    UNION {_CLASS_STATEMENTS_SQL}
-    UNION {_IMPLICIT_USES_SQL}
-"""
+_NAMES_CHANGED = (
+    "SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _removed)",
+    """SELECT file_id FROM imports
+        WHERE resolved_qualname IN (SELECT v FROM _removed) OR resolved_module IN (SELECT v FROM _removed)""",
+    "SELECT file_id FROM inheritance WHERE resolved_base IN (SELECT v FROM _removed)",
+    """SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
+        AND callee_name IN (SELECT v FROM _added)""",
+    *_OVERRIDES_AND_GUESSES,
+    """SELECT file_id FROM imports WHERE resolved_qualname IS NULL
+        AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))""",
+    """SELECT file_id FROM inheritance WHERE resolved_base IS NULL
+        AND split_part(base_text, '.', -1) IN (SELECT v FROM _added)""",
+    "SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _removed)",
+    """SELECT file_id FROM refs WHERE resolved_qualname IS NULL
+        AND split_part(text, '.', -1) IN (SELECT v FROM _added)""",
+    _CLASS_STATEMENTS_SQL,
+    _IMPLICIT_USES_SQL)
+
+
+def _names_changed_sql(removed: bool) -> str:
+    """_NAMES_CHANGED as one statement; without its parts that read _removed when nothing was
+    removed (each selects only rows naming a removed definition, and scans a table for none)."""
+    return "\n    UNION ".join(part for part in _NAMES_CHANGED if removed or "_removed" not in part)
 # The files that use a definition of the files _ids whose value, as other files can see it, holds
 # an unresolved name ending in one of _names: a class or module attribute, or what a function
 # returns (through each name it binds: `x = d.handler; return x`). Uses: calls, refs and imports
@@ -739,7 +744,8 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     register_values(con, "_owners", sorted({item[1].rpartition(".")[0] for item in new_interface - old_interface
                                             if item[0] == "def"}))
     if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
-        affected = [r[0] for r in con.execute(_NAMES_CHANGED_SQL, flags).fetchall()]
+        removed = bool(old_interface - new_interface)
+        affected = [r[0] for r in con.execute(_names_changed_sql(removed), flags).fetchall()]
         others = sorted(set(affected) - set(gone_ids))
         if others:
             # A name means something else now: so does a value of these files that says it
