@@ -636,6 +636,13 @@ ELSEWHERE = {
                  "    run(make())\n",
         {("p.r.run", "p.a.B.f", "flow"), ("p.rl.run_local", "p.a.B.f", "flow"), ("p.rk.run_kept", "p.a.B.f", "flow"),
          ("p.u.go", "p.a.B.f", "type"), ("p.a.B.f", "p.u.handler", "flow")}),
+    # A class attribute read by its bare name in its own class's body (`y = x`), as another file reads y
+    "class_attribute_read_in_its_body": ({
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/k.py": "from p.a import A, B\n\n\nclass K:\n    x = A()\n    y = x\n",
+        "p/u.py": "from p.k import K\n\n\ndef use():\n    K.y.f()\n",
+    }, "p/k.py", "from p.a import A, B\n\n\nclass K:\n    x = B()\n    y = x\n", {("p.u.use", "p.a.B.f", "type")}),
     # What a module-level name and an attribute a constructor sets hold changes
     "value_retyped": ({
         "p/__init__.py": "",
@@ -779,6 +786,35 @@ def test_a_changed_return_re_resolves_only_what_reads_it(tmp_path):
         con.close()
     assert {("p.u.use", "p.a.B.f", "type"), ("p.r.run", None, None), ("p.r.other", "p.u.hook", "flow")} <= edges
     assert updated.reresolved == 1
+
+
+def test_a_changed_value_is_not_read_through_words_that_name_something_else(tmp_path):
+    """K.kind's value changes: `kind` is also a parameter's name and a bare word in another
+    file's return (`return kind`, a local), which read no attribute; `K.kind` reads it."""
+    root = tmp_path / "repo"
+    files = {
+        "p/__init__.py": "",
+        "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
+        "p/k.py": "from p.a import A, B\n\n\nclass K:\n    kind = A()\n",
+        "p/v.py": "from p.k import K\n\n\ndef label(kind):\n    return kind\n\n\nHELD = K.kind\n",
+        "p/w.py": "from p.v import label\n\n\ndef use():\n    label(1).f()\n",
+        "p/x.py": "from p.v import HELD\n\n\ndef use():\n    HELD.f()\n",
+    }
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    index_repository(root, jobs=1, libraries=False, embed=False)
+    (root / "p/k.py").write_text(files["p/k.py"].replace("A()", "B()"))
+    updated = index_repository(root, jobs=1, libraries=False, embed=False)
+    rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
+    con = duckdb.connect(str(updated.db_path), read_only=True)
+    try:
+        edges = set(con.execute("SELECT caller_qualname, resolved_callee FROM calls").fetchall())
+    finally:
+        con.close()
+    assert ("p.x.use", "p.a.B.f") in edges
+    assert updated.reresolved == 2  # v.py (HELD reads K.kind) and x.py (reads HELD); not w.py
 
 
 def test_what_an_edit_beside_a_subclass_re_resolves(flow_repo, tmp_path):

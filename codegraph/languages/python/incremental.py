@@ -324,22 +324,29 @@ _VALUE_USERS_SQL = f"""
         OR resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT name FROM said)
     UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT q FROM said)
 """
-# Every name written in what a definition of the project says it holds or returns (its signature,
-# annotation, value, decorators, metaclass keyword; a function's return statements and the names
-# it binds, which they may return): who may read a definition through its evidence. Strings in
+# Every name written in what a definition of the project says it holds or returns (its return
+# annotation, its parameters' annotations and defaults, its annotation, value, decorators,
+# metaclass keyword; a function's return statements and the names it binds, which they may
+# return), each marked when written as an attribute (`.name`): who may read a definition through
+# its evidence. Strings in
 # values and decorators say nothing the resolver reads (`__all__ = ["copyfile", ...]` would name
 # everything); in signatures and annotations they may be forward references, and stay.
 _UNQUOTED = r"""regexp_replace({}, '[rRbBuUfF]*("([^"\\]|\\.)*"|''([^''\\]|\\.)*'')', '', 'g')"""
 _VALUE, _DECORATORS = _UNQUOTED.format("value"), _UNQUOTED.format("array_to_string(decorators, ' ')")
+# A signature's return annotation: what it says a call gives (its parameters' names name nothing;
+# their annotations and defaults are read from parameters)
+_RETURNS = "regexp_extract(signature, '->(.*)$', 1)"
 _MENTIONS_SQL = f"""
     CREATE OR REPLACE TEMP TABLE _mentions AS
-    SELECT DISTINCT qualname, file_id, unnest(regexp_extract_all(said, '[A-Za-z_][A-Za-z_0-9]*')) AS name FROM (
-        SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) AS said FROM members
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, annotation, {_VALUE}, {_DECORATORS}) FROM globals
-        UNION ALL SELECT qualname, file_id, concat_ws(' ', signature, {_DECORATORS}) FROM nested_functions
+    SELECT DISTINCT qualname, file_id, ltrim(word, '.') AS name, starts_with(word, '.') AS dotted FROM (
+    SELECT qualname, file_id, unnest(regexp_extract_all(said, '[.]?[A-Za-z_][A-Za-z_0-9]*')) AS word FROM (
+        SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, annotation, {_VALUE}, {_DECORATORS}) AS said FROM members
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, annotation, {_VALUE}, {_DECORATORS}) FROM globals
+        UNION ALL SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, {_DECORATORS}) FROM nested_functions
+        UNION ALL SELECT owner_qualname, file_id, concat_ws(' ', annotation, default_value) FROM parameters
         UNION ALL SELECT qualname, file_id, metaclass FROM classes WHERE metaclass IS NOT NULL
         UNION ALL SELECT scope_qualname, file_id, concat_ws(' ', {_VALUE}, annotation) FROM bindings
-            WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return'))
+            WHERE scope_qualname IN (SELECT scope_qualname FROM bindings WHERE kind = 'return')))
 """
 
 
@@ -363,9 +370,12 @@ def _exported(listed: str) -> str:
 # file's (`return SHELLS.get(k)`), a name imported from its module or bound to it (`from m import
 # make as mk`), one of its file's calls or references resolved to it (`self.cache.get`), any in a
 # file star-importing it. Not every name written is a stored call or reference (the receiver of
-# a call that resolves to nothing is not), so the names are matched as written.
+# a call that resolves to nothing is not), so the names are matched as written; a member of a
+# class (`owner`) is named bare only in its class's own definitions, elsewhere as an attribute
+# (`.type`: not the `type` of `isinstance(x, type)`).
 _MENTIONING_SQL = f"""
     WITH RECURSIVE {_exported("_q")},
+    owners AS (SELECT d.name, c.qualname AS owner FROM d LEFT JOIN classes c ON c.qualname = {_owner('d.qualname')}),
     seen AS (
         SELECT file_id, name FROM d
         UNION SELECT i.file_id, d.name FROM imports i JOIN d
@@ -375,6 +385,8 @@ _MENTIONING_SQL = f"""
         UNION SELECT r.file_id, split_part(r.text, '.', -1) FROM refs r JOIN d ON r.resolved_qualname = d.qualname
         UNION SELECT s.file_id, d.name FROM starred s, d)
     SELECT DISTINCT m.qualname FROM _mentions m JOIN seen s ON m.file_id = s.file_id AND m.name = s.name
+    WHERE m.dotted OR EXISTS (SELECT 1 FROM owners o WHERE o.name = m.name
+                              AND (o.owner IS NULL OR starts_with(m.qualname, o.owner || '.')))
 """
 # The attributes the constructors _q keep (`self.p = p`, `self.inner = ensure(p)`): their values are
 # read in the constructor's scope, its parameters' annotations included (Resolver.type_of).
