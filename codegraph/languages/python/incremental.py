@@ -338,8 +338,8 @@ _VALUE, _DECORATORS = _UNQUOTED.format("value"), _UNQUOTED.format("array_to_stri
 _RETURNS = "regexp_extract(signature, '->(.*)$', 1)"
 _MENTIONS_SQL = f"""
     CREATE OR REPLACE TEMP TABLE _mentions AS
-    SELECT DISTINCT qualname, file_id, ltrim(word, '.') AS name, starts_with(word, '.') AS dotted FROM (
-    SELECT qualname, file_id, unnest(regexp_extract_all(said, '[.]?[A-Za-z_][A-Za-z_0-9]*')) AS word FROM (
+    SELECT DISTINCT qualname, file_id, regexp_replace(word, '^[.\\s]+', '') AS name, starts_with(word, '.') AS dotted
+    FROM (SELECT qualname, file_id, unnest(regexp_extract_all(said, '([.]\\s*)?[A-Za-z_][A-Za-z_0-9]*')) AS word FROM (
         SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, annotation, {_VALUE}, {_DECORATORS}) AS said FROM members
         UNION ALL SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, annotation, {_VALUE}, {_DECORATORS}) FROM globals
         UNION ALL SELECT qualname, file_id, concat_ws(' ', {_RETURNS}, {_DECORATORS}) FROM nested_functions
