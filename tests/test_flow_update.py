@@ -719,9 +719,9 @@ ELSEWHERE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(ELSEWHERE))
-def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path, case):
-    files, path, text, expected = ELSEWHERE[case]
+def _edited(tmp_path, files: dict[str, str], path: str, text: str):
+    """Index the files, write `text` to `path` and update: the update's report, after checking it
+    equals a rebuild, and its calls' (caller, callee, resolution)."""
     root = tmp_path / "repo"
     for name, source in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -731,13 +731,19 @@ def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path
     updated = index_repository(root, jobs=1, libraries=False, embed=False)
     rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
     assert updated.mode == "update"
+    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
     con = duckdb.connect(str(updated.db_path), read_only=True)
     try:
-        edges = set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls").fetchall())
+        return updated, set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls").fetchall())
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("case", sorted(ELSEWHERE))
+def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path, case):
+    files, path, text, expected = ELSEWHERE[case]
+    _, edges = _edited(tmp_path, files, path, text)
     assert expected <= edges
-    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
 
 
 def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(flow_repo, tmp_path):
@@ -761,7 +767,6 @@ def test_a_changed_return_re_resolves_only_what_reads_it(tmp_path):
     """make's return changes: u.py reads it (`make().f()`) and is resolved again; m.py's own call
     `run(h)` passes what it passed and the rest of u.py's calls read no returned value, so the
     functions they pass arguments to (r.py's, which call through their parameter) keep their answers."""
-    root = tmp_path / "repo"
     files = {
         "p/__init__.py": "",
         "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
@@ -771,19 +776,7 @@ def test_a_changed_return_re_resolves_only_what_reads_it(tmp_path):
         "p/u.py": "from p.m import make\nfrom p.r import other\n\n\ndef hook():\n    pass\n\n\ndef use():\n"
                   "    make().f()\n    other(hook)\n",
     }
-    for name, source in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(source)
-    index_repository(root, jobs=1, libraries=False, embed=False)
-    (root / "p/m.py").write_text(files["p/m.py"].replace("return A()", "return B()"))
-    updated = index_repository(root, jobs=1, libraries=False, embed=False)
-    rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
-    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
-    con = duckdb.connect(str(updated.db_path), read_only=True)
-    try:
-        edges = set(con.execute("SELECT caller_qualname, resolved_callee, resolution FROM calls").fetchall())
-    finally:
-        con.close()
+    updated, edges = _edited(tmp_path, files, "p/m.py", files["p/m.py"].replace("return A()", "return B()"))
     assert {("p.u.use", "p.a.B.f", "type"), ("p.r.run", None, None), ("p.r.other", "p.u.hook", "flow")} <= edges
     assert updated.reresolved == 1
 
@@ -791,7 +784,6 @@ def test_a_changed_return_re_resolves_only_what_reads_it(tmp_path):
 def test_a_changed_value_is_not_read_through_words_that_name_something_else(tmp_path):
     """K.kind's value changes: `kind` is also a parameter's name and a bare word in another
     file's return (`return kind`, a local), which read no attribute; `K.kind` reads it."""
-    root = tmp_path / "repo"
     files = {
         "p/__init__.py": "",
         "p/a.py": "class A:\n    def f(self):\n        pass\n\n\nclass B:\n    def f(self):\n        pass\n",
@@ -800,20 +792,8 @@ def test_a_changed_value_is_not_read_through_words_that_name_something_else(tmp_
         "p/w.py": "from p.v import label\n\n\ndef use():\n    label(1).f()\n",
         "p/x.py": "from p.v import HELD\n\n\ndef use():\n    HELD.f()\n",
     }
-    for name, source in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(source)
-    index_repository(root, jobs=1, libraries=False, embed=False)
-    (root / "p/k.py").write_text(files["p/k.py"].replace("A()", "B()"))
-    updated = index_repository(root, jobs=1, libraries=False, embed=False)
-    rebuilt = index_repository(root, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
-    assert snapshot(updated.db_path) == snapshot(rebuilt.db_path)
-    con = duckdb.connect(str(updated.db_path), read_only=True)
-    try:
-        edges = set(con.execute("SELECT caller_qualname, resolved_callee FROM calls").fetchall())
-    finally:
-        con.close()
-    assert ("p.x.use", "p.a.B.f") in edges
+    updated, edges = _edited(tmp_path, files, "p/k.py", files["p/k.py"].replace("A()", "B()"))
+    assert ("p.x.use", "p.a.B.f", "type") in edges
     assert updated.reresolved == 2  # v.py (HELD reads K.kind) and x.py (reads HELD); not w.py
 
 
