@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
 from ...schema import CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, CASED_NAME, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
+from .expressions import _LOCALS, CASED_NAME, _function_scopes, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
@@ -61,11 +61,18 @@ _ANCESTOR_FILES_SQL = """
             WHERE i.resolved_base IS NOT NULL)
     SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
 """
-# What the changed and affected files' calls pass arguments to (resolution.call_sites).
+# What the changed and affected files' calls pass arguments to (resolution.call_sites), but the
+# steady files' (_Steady.targets)
 _FLOW_TARGETS_SQL = f"""
-    SELECT DISTINCT resolved_callee, file_id, caller_qualname, callee_text, arguments FROM calls
+    SELECT DISTINCT resolved_callee FROM calls
     WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
+      AND file_id NOT IN (SELECT v FROM _steady)
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
+"""
+# The steady files' calls that pass arguments, with what _Steady.moves reads of them
+_STEADY_SITES_SQL = f"""
+    SELECT resolved_callee, file_id, caller_qualname, callee_text, arguments FROM calls
+    WHERE file_id IN (SELECT v FROM _steady) AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
 def _callables_and_classes(columns: tuple[str, ...], where: str) -> str:
     """A UNION (distinct rows) over the tables of functions and classes."""
@@ -151,12 +158,7 @@ def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     on what it reads of them). A level at a time, each a hash join (a recursive CTE scanned every
     column of calls: twice as slow)."""
     def around(names: set[str]) -> set[str]:
-        out = set(names)
-        for name in names:
-            while _LOCALS in name:
-                name = name.rsplit(_LOCALS, 1)[0]
-                out.add(name)
-        return out
+        return {scope for name in names for scope in _function_scopes(name)}
 
     here = around({r[0] for sql in (_RESOLVING_DEFINITIONS_SQL, _CONSTRUCTORS_SQL) for r in con.execute(sql).fetchall()})
     frontier = here
@@ -538,16 +540,7 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
     statements are left out of both: one differs only where what its function says changed, and
     a value reads it only by calling the function, by one of those names."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
-        if scope is None:
-            return False
-        if scope in came_and_went:
-            return True
-        cut = scope.find(_LOCALS)
-        while cut != -1:  # each enclosing function: a set lookup, not a scan of what came and went
-            if scope[:cut] in came_and_went:
-                return True
-            cut = scope.find(_LOCALS, cut + 1)
-        return False
+        return scope is not None and not came_and_went.isdisjoint(_function_scopes(scope))
 
     def counted(rows: Iterable[tuple], skip_own: bool = True) -> collections.Counter:
         return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)
@@ -587,12 +580,12 @@ def _given(resolver, callees: Iterable[str | None]) -> set[str]:
 
 
 
-# The local names and parameters of the given files (_ids) whose value, default or annotation says
-# one of the words ($words).
+# The local names and parameters of the steady files whose value, default or annotation says one
+# of the words ($words).
 _SAYING_SCOPES_SQL = """
-    SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _ids) AND kind <> 'return'
+    SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _steady) AND kind <> 'return'
         AND regexp_matches(concat_ws(' ', value, annotation), $words)
-    UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _ids)
+    UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _steady)
         AND regexp_matches(concat_ws(' ', default_value, annotation), $words)
 """
 
@@ -607,24 +600,32 @@ class _Steady:
     def __init__(self, con: duckdb.DuckDBPyConnection, files: set[int], reading: set[str]) -> None:
         self.files, self.reading = files, reading
         self.scopes: set[str] = set()
+        register_values(con, "_steady", sorted(files), pa.int64())
         if files and reading:
-            register_values(con, "_ids", sorted(files), pa.int64())
             self.scopes = {r[0] for r in con.execute(_SAYING_SCOPES_SQL, _words(reading)).fetchall()}
+
+    def targets(self, con: duckdb.DuckDBPyConnection, gone: bool) -> list[str]:
+        """What the changed (when `gone`) and affected files' calls passed arguments to: the steady
+        files' at the calls that may move only."""
+        out = {r[0] for r in con.execute(_FLOW_TARGETS_SQL, {"gone": gone}).fetchall()}
+        if self.files:
+            out |= {callee for callee, *site in con.execute(_STEADY_SITES_SQL).fetchall() if self.moves(*site)}
+        return sorted(out)
+
+    def moving(self, calls: pa.Table) -> pa.Table:
+        """The calls (first rows) that may run or pass something else now: those of files not
+        steady, and the steady files' that may move."""
+        if not self.files:
+            return calls
+        sites = zip(*column_lists(calls, ("file_id", "caller_qualname", "callee_text", "arguments")))
+        return calls.take(pa.array([i for i, site in enumerate(sites) if self.moves(*site)], pa.int64()))
 
     def moves(self, file_id: int, caller: str, text: str, arguments: Iterable[str]) -> bool:
         """May this call run or pass something else now?"""
         if file_id not in self.files:
             return True
-        if any(self.reading.intersection(_IDENTIFIER_WORD.findall(said)) for said in (text, *arguments)):
-            return True
-        scope = caller
-        while True:
-            if scope in self.scopes:
-                return True
-            cut = scope.rfind(_LOCALS)
-            if cut == -1:
-                return False
-            scope = scope[:cut]
+        return any(self.reading.intersection(_IDENTIFIER_WORD.findall(said)) for said in (text, *arguments)) \
+            or not self.scopes.isdisjoint(_function_scopes(caller))
 
 
 def _words(names: Iterable[str]) -> dict[str, str]:
@@ -804,9 +805,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     # may hold changes with them, unless the changed files pass what they passed.
     same_flows = not (implicit or remade or made or others) and def_like \
         and _passes_as_before(con, fresh, came_and_went, names, reading)
-    old_flow_targets = sorted({callee for callee, file_id, caller, text, arguments
-                               in con.execute(_FLOW_TARGETS_SQL, {"gone": not same_flows}).fetchall()
-                               if steady.moves(file_id, caller, text, arguments)})
+    old_flow_targets = steady.targets(con, not same_flows)
     return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files, steady)
 
 
@@ -848,10 +847,8 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     resolver.class_tree()
     calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
     reached = set(plan.old_flow_targets)
-    moving = [i for i, site in enumerate(zip(*column_lists(calls, ("file_id", "caller_qualname", "callee_text",
-                                                                   "arguments")))) if plan.steady.moves(*site)]
-    texts, fids, callers, kinds, arguments = column_lists(calls.take(pa.array(moving, pa.int64())),
-                                                          ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
+    texts, fids, callers, kinds, arguments = column_lists(plan.steady.moving(calls), ("callee_text", "file_id",
+                                                                                      "caller_qualname", "kind", "arguments"))
     reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
                                                                 kinds, arguments)))
     for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
