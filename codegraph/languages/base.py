@@ -305,7 +305,9 @@ class Resolution(ABC):
         """Before an update deletes the changed files' rows: what their change can reach, read
         from the rows still there. `fresh`: the changed files' new extracted tables (of this
         language's files); in the transaction, temp tables _gone (file_id: the rows replaced),
-        _fresh (file_id: the files parsed now) and _changed (module: those of both)."""
+        _fresh (file_id: the files parsed now) and _changed (module: those of both). It may take
+        rows out of `fresh` (in place) whose like it keeps in the database under another file id
+        until apply_update: the update inserts what `fresh` holds then."""
 
     @abstractmethod
     def apply_update(self, con: duckdb.DuckDBPyConnection, plan: Any, fresh: dict[str, pa.Table],

@@ -14,13 +14,14 @@ import duckdb
 import pyarrow as pa
 
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
-from ...schema import CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
-from .expressions import _LOCALS, CASED_NAME, _function_scopes, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
+from ...schema import CALLABLE_KINDS, CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
+from .expressions import _LOCALS, _METHOD_KINDS, CASED_NAME, _function_scopes, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
                          call_sites, class_bases, definition_rows, evidence_sql, keeping_sites, resolve_tables,
                          scope_keys, storing_methods, written_values)
+from .carry import Carried, carriers_of, carry, give_back
 from .learning import OnFirstRead, learning_resolver
 
 
@@ -62,10 +63,12 @@ _ANCESTOR_FILES_SQL = """
     SELECT DISTINCT c.file_id FROM classes c JOIN up USING (qualname)
 """
 # What the changed and affected files' calls pass arguments to (resolution.call_sites), but the
-# steady files' (_Steady.targets)
+# steady files' (_Steady.targets); the changed files' functions kept apart and resolved again as
+# parts of them (_parts, carry.py) count as the changed files do
 _FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
-    WHERE ($gone AND file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT file_id FROM _affected))
+    WHERE ($gone AND (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT v FROM _parts))
+           OR file_id IN (SELECT file_id FROM _affected) AND file_id NOT IN (SELECT v FROM _parts))
       AND file_id NOT IN (SELECT v FROM _steady)
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
@@ -99,14 +102,20 @@ _CALLS_ON_PARAMETERS_SQL = f"""
      AND (split_part(c.callee_text, '.', 1) = p.name OR list_contains({_GIVEN_NAMES}, p.name))
     WHERE p.owner_qualname IN (SELECT v FROM _q) AND p.name NOT IN ('self', 'cls')
 """
-# The files calling `self.x()` where a constructor (of _q) stores a parameter as x (`self.x = x`),
-# or iterating `self.x` where it keeps a *x whole (`self.x = tuple(x)`: Containers.stored_star).
-_CALLS_ON_STORED_PARAMETERS_SQL = """
+# The files calling `self.x()` where a constructor (of _q) stores what a parameter or one of its
+# local names holds as x (`self.x = x`, `self.x = partial(fn, *args)`, `fn = args[0]; self.x = fn`:
+# Resolver._stored_targets; any attribute whose value names one), or iterating `self.x` where it
+# keeps a *x whole (`self.x = tuple(x)`: Containers.stored_star).
+_STORED_WORDS = "regexp_extract_all(m.value, '[A-Za-z_][A-Za-z_0-9]*')"
+_CALLS_ON_STORED_PARAMETERS_SQL = f"""
     WITH stored AS (
         SELECT m.name, p.kind FROM members m
-        JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__' AND (p.name = m.value
-            OR p.kind = 'var-positional' AND m.value IN ('tuple(' || p.name || ')', 'list(' || p.name || ')'))
-        WHERE m.kind = 'instance_attribute' AND p.owner_qualname IN (SELECT v FROM _q))
+        JOIN parameters p ON p.owner_qualname = m.class_qualname || '.__init__'
+            AND list_contains({_STORED_WORDS}, p.name)
+        WHERE m.kind = 'instance_attribute' AND p.owner_qualname IN (SELECT v FROM _q)
+        UNION SELECT m.name, 'local' FROM members m
+        JOIN bindings b ON b.scope_qualname = m.class_qualname || '.__init__' AND list_contains({_STORED_WORDS}, b.name)
+        WHERE m.kind = 'instance_attribute' AND b.scope_qualname IN (SELECT v FROM _q))
     SELECT c.file_id FROM stored s JOIN calls c ON c.callee_text = 'self.' || s.name
     UNION SELECT c.file_id FROM stored s JOIN calls c ON c.callee_text = 'self.' || s.name || '.__iter__'
         WHERE s.kind = 'var-positional' AND c.kind = 'implicit'
@@ -132,13 +141,19 @@ _FLOW_SITES_SQL = f"""
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """
-_RESOLVING_DEFINITIONS_SQL = _callables_and_classes(("qualname",), "file_id IN (SELECT file_id FROM _resolving)")
+# A class of a changed file whose methods are all kept apart (carry.py) is passed nothing that
+# what is resolved now reads: its class body and its file's module level bind no parameter.
+_CLASSES_RESOLVED = f"""(qualname NOT IN (SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _carriers))
+    OR qualname IN (SELECT class_qualname FROM members WHERE file_id IN (SELECT file_id FROM _resolving)
+                    AND kind IN ({", ".join(f"'{k}'" for k in sorted(_METHOD_KINDS))})))"""
+_RESOLVING_DEFINITIONS_SQL = _callables_and_classes(
+    ("qualname",), f"file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}")
 # The classes a call of which may run a constructor that keeps what `self.x` reads in a class of the
 # files resolved now (Resolver._stored_targets): their ancestors, wherever defined, and every class
 # below those (a subclass runs an __init__ it inherits, or sets x in its own), with their __init__.
-_CONSTRUCTORS_SQL = """
+_CONSTRUCTORS_SQL = f"""
     WITH RECURSIVE up(q) AS (
-        SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving)
+        SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}
         UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.q
             WHERE i.resolved_base IS NOT NULL),
     down(q) AS (
@@ -228,15 +243,18 @@ def _owner(dotted: str) -> str:
 _CASED_NAME = f"'^{CASED_NAME}$'"
 # getattr's name as written, or the value of the local it names: the start of the names it may give,
 # and whether it is upper-cased (only names in capitals: `node.__name__.upper()`); the getattr calls
-# read once (a scan of every call costs 10 ms on the stdlib's graph)
+# read once (a scan of every call costs 10 ms on the stdlib's graph); `home`, the file holding its
+# module's imports (a carrier's, carry.py: its file's)
 _GETATTR_NAMES = f"""
     WITH g AS MATERIALIZED (SELECT file_id, caller_qualname, arguments[2] AS said FROM calls
                             WHERE callee_text = 'getattr' AND len(arguments) >= 2)
-    SELECT file_id, regexp_extract(said, '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1) AS start,
+    SELECT s.file_id, coalesce(k.file_id, s.file_id) AS home,
+           regexp_extract(said, '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1) AS start,
            ends_with(said, '.upper()') AS capitals
     FROM (SELECT file_id, said FROM g
           UNION ALL SELECT g.file_id, b.value FROM g
-          JOIN bindings b ON b.scope_qualname = g.caller_qualname AND b.name = regexp_extract(g.said, {_CASED_NAME}, 1))
+          JOIN bindings b ON b.scope_qualname = g.caller_qualname AND b.name = regexp_extract(g.said, {_CASED_NAME}, 1)) s
+    LEFT JOIN _carriers k ON k.carrier = s.file_id
 """
 # May the name n be one of those (Values._attribute_names)? It has the start, in either case (the
 # string may be cased), and is in capitals where the string is upper-cased.
@@ -247,7 +265,7 @@ _NAMED_BY_STRING_SQL = f"""
         WHERE EXISTS (SELECT 1 FROM _added_members a WHERE {_GIVES.format(n='a.v')})
             OR EXISTS (SELECT 1 FROM (SELECT v, split_part(v, '.', -1) AS name,
                                              {_owner('v')} AS owner
-                                      FROM _added_globals) a JOIN imports i ON i.file_id = c.file_id
+                                      FROM _added_globals) a JOIN imports i ON i.file_id = c.home
                        WHERE {_GIVES.format(n='a.name')} AND (i.is_star OR EXISTS (
                            SELECT 1 FROM (SELECT coalesce(i.resolved_qualname, i.resolved_module) AS m) r
                            WHERE r.m = a.owner OR starts_with(a.owner, r.m || '.') OR starts_with(r.m, a.owner || '.'))))
@@ -374,7 +392,7 @@ def _exported(listed: str) -> str:
 # file star-importing it. Not every name written is a stored call or reference (the receiver of
 # a call that resolves to nothing is not), so the names are matched as written; a member of a
 # class (`owner`) is named bare only in its class's own definitions, elsewhere as an attribute
-# (`.type`: not the `type` of `isinstance(x, type)`).
+# (`.type`: not the `type` of `isinstance(x, type)`). A file's carriers (carry.py) see what it sees.
 _MENTIONING_SQL = f"""
     WITH RECURSIVE {_exported("_q")},
     owners AS (SELECT d.name, c.qualname AS owner FROM d LEFT JOIN classes c ON c.qualname = {_owner('d.qualname')}),
@@ -385,8 +403,10 @@ _MENTIONING_SQL = f"""
         UNION SELECT i.file_id, i.bound_name FROM imports i JOIN d ON i.resolved_qualname = d.qualname
         UNION SELECT c.file_id, split_part(c.callee_text, '.', -1) FROM calls c JOIN d ON c.resolved_callee = d.qualname
         UNION SELECT r.file_id, split_part(r.text, '.', -1) FROM refs r JOIN d ON r.resolved_qualname = d.qualname
-        UNION SELECT s.file_id, d.name FROM starred s, d)
-    SELECT DISTINCT m.qualname FROM _mentions m JOIN seen s ON m.file_id = s.file_id AND m.name = s.name
+        UNION SELECT s.file_id, d.name FROM starred s, d),
+    seen_here AS (SELECT file_id, name FROM seen
+                  UNION SELECT k.carrier, s.name FROM seen s JOIN _carriers k ON k.file_id = s.file_id)
+    SELECT DISTINCT m.qualname FROM _mentions m JOIN seen_here s ON m.file_id = s.file_id AND m.name = s.name
     WHERE m.dotted OR EXISTS (SELECT 1 FROM owners o WHERE o.name = m.name
                               AND (o.owner IS NULL OR starts_with(m.qualname, o.owner || '.')))
 """
@@ -394,24 +414,33 @@ _MENTIONING_SQL = f"""
 # read in the constructor's scope, its parameters' annotations included (Resolver.type_of).
 _KEPT_BY_SQL = """SELECT qualname FROM members WHERE kind = 'instance_attribute'
                   AND class_qualname || '.__init__' IN (SELECT v FROM _q)"""
-# The files that use a definition of _quals, define one (their own calls may read it), or
-# star-import one (`HANDLER.f()`: the receiver of a call is no stored reference).
+# The files that use a definition of _quals, or star-import one (`HANDLER.f()`: the receiver of a call is no stored reference).
 _READERS_SQL = f"""
     WITH RECURSIVE {_exported("_quals")}
     SELECT file_id FROM calls WHERE resolved_callee IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM imports WHERE resolved_qualname IN (SELECT v FROM _quals)
-    UNION SELECT file_id FROM _mentions WHERE qualname IN (SELECT v FROM _quals)
     UNION SELECT file_id FROM starred
+"""
+# The files defining one of _quals (their own code may read it by a name no row resolves), and
+# whether one is no function there: a function's readers call it, and their calls say so, where a
+# value is read by its bare name (which reaches a changed file's functions kept apart: carry.py).
+_DEFINERS_SQL = f"""
+    SELECT m.file_id, bool_or(d.kind IS NULL OR d.kind NOT IN ({", ".join(f"'{k}'" for k in sorted(CALLABLE_KINDS))}))
+    FROM (SELECT DISTINCT qualname, file_id FROM _mentions WHERE qualname IN (SELECT v FROM _quals)) m
+    LEFT JOIN ({DEFINITION.sql(("qualname", "kind"))}) d USING (qualname)
+    GROUP BY m.file_id
 """
 
 
-def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> tuple[list[int], set[str]]:
+def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> tuple[list[int], set[str], set[int]]:
     """The files that may resolve differently when what the definitions `retyped` say (hold,
     return, are decorated with) changed: those using them, those using a definition whose own
     evidence reads one of them (`HANDLER = make()`, make's return changed: HANDLER's users too),
     or an attribute a changed constructor keeps, and so on until no definition is added; and
-    those definitions, through which a value may read what the retyped ones say."""
+    those definitions, through which a value may read what the retyped ones say; and the readers
+    but the files defining only functions among them (the carriers of a changed file that is one
+    of these are reached too: carry.carriers_of)."""
     con.execute(_MENTIONS_SQL)
     quals: set[str] = set()
     new = set(retyped)
@@ -422,7 +451,9 @@ def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> tuple[list[in
         found |= {r[0] for r in con.execute(_KEPT_BY_SQL).fetchall()}
         new = found - quals
     register_values(con, "_quals", sorted(quals))
-    return [r[0] for r in con.execute(_READERS_SQL).fetchall()], quals
+    using = {r[0] for r in con.execute(_READERS_SQL).fetchall()}
+    definers = dict(con.execute(_DEFINERS_SQL).fetchall())
+    return sorted(using | definers.keys()), quals, using | {f for f, bare in definers.items() if bare}
 
 
 # The files that import from or point into the modules of _changed; with $retyped (what a
@@ -526,6 +557,19 @@ _SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE 
               "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE file_id IN (SELECT file_id FROM _gone)"}
 _SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT file_id FROM _gone)
                UNION ALL SELECT value, annotation FROM globals WHERE file_id IN (SELECT file_id FROM _gone)"""
+# What the changed files' functions kept apart and resolved again as parts of them (_parts) say:
+# their arguments, local values, annotations and defaults; and what they return
+_PARTS_SAID_SQL = f"""
+    SELECT unnest(arguments) FROM calls WHERE file_id IN (SELECT v FROM _parts) AND len(arguments) > 0
+        AND kind <> 'implicit' {_FIRST_ROWS}
+    UNION ALL SELECT unnest([value, annotation]) FROM members WHERE file_id IN (SELECT v FROM _parts)
+    UNION ALL SELECT unnest([value, annotation]) FROM globals WHERE file_id IN (SELECT v FROM _parts)
+    UNION ALL SELECT unnest(CASE WHEN kind = 'return' THEN [annotation] ELSE [value, annotation] END) FROM bindings
+        WHERE file_id IN (SELECT v FROM _parts)
+    UNION ALL SELECT unnest([default_value, annotation]) FROM parameters WHERE file_id IN (SELECT v FROM _parts)
+"""
+_PARTS_RETURNED_SQL = """SELECT value FROM bindings WHERE file_id IN (SELECT v FROM _parts) AND kind = 'return'
+                         AND value IS NOT NULL"""
 _IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -538,7 +582,8 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
     or hold) or change what definitions say (`reading`: the names of the definitions through
     which a value may read that, _readers: said nowhere in what the files pass or bind). Return
     statements are left out of both: one differs only where what its function says changed, and
-    a value reads it only by calling the function, by one of those names."""
+    a value reads it only by calling the function, by one of those names. The changed files'
+    functions kept apart that are resolved again as parts of them (_parts) are read with them."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
         return scope is not None and not came_and_went.isdisjoint(_function_scopes(scope))
 
@@ -561,8 +606,10 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
              for v in ((annotation,) if kind == "return" else (value, annotation)) if v]
     said += [v for column in column_lists(fresh["parameters"], ("default_value", "annotation")) for v in column if v]
     said += [argument for row in calls for argument in row[3]]
+    said += [r[0] for r in con.execute(_PARTS_SAID_SQL).fetchall() if r[0]]
     returned = [value for value, kind in zip(*column_lists(fresh["bindings"], ("value", "kind")))
                 if kind == "return" and value]
+    returned += [r[0] for r in con.execute(_PARTS_RETURNED_SQL).fetchall()]
     wanted, read = set(names), set(reading)
     return not any((wanted | read).intersection(_IDENTIFIER_WORD.findall(text)) for text in said) \
         and not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in returned)
@@ -644,6 +691,8 @@ class Plan:
     old_flow_targets: list[str]  # what the changed and affected files passed arguments to before
     fresh_files: set[int]
     steady: _Steady  # the affected files whose calls pass on what they passed, but some
+    carried: Carried  # the changed files' unchanged functions, as files of their own (carry.py)
+    parts: set[int]  # the carriers resolved again as parts of their file: they pass what it passes
 
 
 _PYTHON_FILES = "SELECT file_id FROM files WHERE language = 'python'"
@@ -710,6 +759,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     re-resolve the files that pointed at a removed one or hold an unresolved name an added one may
     now answer. Otherwise (their imports or bases changed) re-resolve every file that points into
     a changed module (_changed)."""
+    carried = carry(con, fresh)  # the changed files' unchanged functions: as another file's, from here on
     gone_ids = [r[0] for r in con.execute("SELECT file_id FROM _gone").fetchall()]
     fresh_files = {r[0] for r in con.execute("SELECT file_id FROM _fresh").fetchall()}
     old_interface = _interface_from_db(con)
@@ -768,8 +818,9 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
             affected += [r[0] for r in con.execute(_VALUE_USERS_SQL).fetchall()]
     reading: set[str] = set()  # the names through which a value may read what the retyped definitions say
     readers: list[int] = []
+    reading_files: set[int] = set()  # the readers that reach a changed file's carriers (carry.carriers_of)
     if def_like and retyped:
-        readers, through = _readers(con, retyped_defs)
+        readers, through, reading_files = _readers(con, retyped_defs)
         reading = {q.rpartition(".")[2] for q in through}
     if not def_like:  # imports or bases changed: a name of these files may mean another thing now
         affected = [r[0] for r in con.execute(_USES_CHANGED_SQL, {"retyped": retyped, **flags}).fetchall()]
@@ -795,7 +846,13 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     # their answers may change only where their code names a definition through which a value
     # reads that (`reading`), so what they pass on changes at those calls only (_Steady).
     steady = set(readers) - set(affected) if not (changed or implicit or remade or made) else set()
+    # A rule reaching a changed file reads it as its module: its functions kept apart too.
+    kept_apart = carriers_of(carried, set(affected) | reading_files)
+    parts = kept_apart - set(affected) - set(readers)  # resolved again as parts of their file, not as readers
+    register_values(con, "_parts", sorted(parts), pa.int64())
+    steady -= kept_apart
     affected += readers
+    affected += kept_apart
     python_files = {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     affected = sorted((set(affected) - set(gone_ids)) & python_files)
     steady = _Steady(con, steady & set(affected), reading)
@@ -806,7 +863,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     same_flows = not (implicit or remade or made or others) and def_like \
         and _passes_as_before(con, fresh, came_and_went, names, reading)
     old_flow_targets = steady.targets(con, not same_flows)
-    return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files, steady)
+    return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files, steady, carried, parts)
 
 
 # An update that resolves more files than this learns the whole repository at once: a module at a
@@ -845,7 +902,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     resolver.learn_scopes(*scope_keys({name: concat(name, [extracted(con, name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
     resolver.class_tree()
-    calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), *([] if plan.same_flows else [fresh["calls"]])])
+    register_values(con, "_parts", sorted(plan.parts), pa.int64())
+    moved = where + _FIRST_ROWS + (" AND file_id NOT IN (SELECT v FROM _parts)" if plan.same_flows else "")
+    calls = concat("calls", [extracted(con, "calls", moved), *([] if plan.same_flows else [fresh["calls"]])])
     reached = set(plan.old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(plan.steady.moving(calls), ("callee_text", "file_id",
                                                                                       "caller_qualname", "kind", "arguments"))
@@ -864,7 +923,8 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
         ancestors = {a for q in fresh["classes"].column("qualname").to_pylist()
                      if overridden is None or q in overridden for a in resolver.mro(q)[1:]}
         register_values(con, "_q", sorted(ancestors))
-        flowing |= {r[0] for r in con.execute(_FILES_DEFINING_SQL).fetchall()}
+        defining = {r[0] for r in con.execute(_FILES_DEFINING_SQL).fetchall()}
+        flowing |= defining | carriers_of(plan.carried, defining)  # a class's methods may be kept apart
     flowing -= set(affected) | gone_ids | fresh_ids
     if flowing:
         flowing &= {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
@@ -895,4 +955,5 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     for name, table in resolved.items():
         insert_arrow(con, name, table)
     update_by_id(con, "classes", bases)
-    return len(affected) + len(flowing)
+    give_back(con, plan.carried)
+    return len(set(affected) - plan.carried.of.keys()) + len(flowing - plan.carried.of.keys())
