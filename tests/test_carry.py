@@ -191,3 +191,23 @@ def test_a_kept_method_calling_what_its_constructor_keeps_follows_what_the_const
     handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/work.py": work.format("b")})
     assert "p.work.Curry.call" in handed
     assert ("p.work.Curry.call", "p.work.b", "flow") in edges
+
+
+HOOKS = "def helper(given):\n    return given().run() if callable(given) else given.run()\n"
+
+
+@pytest.mark.parametrize("work, old, new", [
+    # the same call, passing a local whose value changed: the function it calls is passed something else
+    ("from p.hooks import helper\nfrom p.kinds import A, B\n\n\ndef main():\n    x = A\n    return helper(x)\n",
+     "x = A", "x = B"),
+    # the same call, passing what a function whose return changed gives
+    ("from p.hooks import helper\nfrom p.kinds import A, B\n\n\ndef make():\n    return A()\n\n\nhelper(make())\n",
+     "return A()", "return B()"),
+], ids=["local-value", "named-definition"])
+def test_a_call_that_reads_what_changed_passes_it_on_though_it_is_written_as_before(tmp_path, monkeypatch, work,
+                                                                                   old, new):
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/hooks.py": HOOKS, "p/work.py": work}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/work.py": work.replace(old, new)})
+    assert "p.hooks.helper" in handed
+    assert ("p.hooks.helper", "p.kinds.B.run", "type") in edges or any(
+        e[:2] == ("p.hooks.helper", "p.kinds.B.run") for e in edges)

@@ -6,6 +6,7 @@ tests/test_incremental.py and `python -m benchmarks.update_replay` hold it to a 
 from __future__ import annotations
 
 import collections
+from collections import defaultdict
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -149,13 +150,16 @@ _CLASSES_RESOLVED = f"""(qualname NOT IN (SELECT qualname FROM classes WHERE fil
 _RESOLVING_DEFINITIONS_SQL = _callables_and_classes(
     ("qualname",), f"file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}")
 # The classes a call of which may run a constructor that keeps what `self.x` reads in a class of the
-# files resolved now (Resolver._stored_targets): their ancestors, wherever defined, and every class
-# below those (a subclass runs an __init__ it inherits, or sets x in its own), with their __init__.
+# files resolved now (Resolver._stored_targets): their ancestors in the project, wherever defined,
+# and every class below those (a subclass runs an __init__ it inherits, or sets x in its own), with
+# their __init__. A library's or a builtin's class is no ancestor here: what its constructor is
+# passed is never learned (Flows.learn_flows), and a class below it shares a project constructor
+# with these only below a project class (`class E(Exception)` does not bring every exception's).
 _CONSTRUCTORS_SQL = f"""
     WITH RECURSIVE up(q) AS (
         SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}
         UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.q
-            WHERE i.resolved_base IS NOT NULL),
+            WHERE i.resolved_base IN (SELECT qualname FROM classes)),
     down(q) AS (
         SELECT q FROM up
         UNION SELECT i.class_qualname FROM down JOIN inheritance i ON i.resolved_base = down.q)
@@ -488,14 +492,22 @@ _SCOPES_SQL = f"""
 _SCOPES_HOLDING_SQL = "SELECT DISTINCT scope_qualname FROM all_bindings UNION SELECT owner_qualname FROM all_parameters"
 
 
+# Queries of functions' local names before all of them are read at once (each scans both tables:
+# reading the arguments a hot method is passed from thousands of tests asked 121 times, 0.97 s)
+_SCOPES_QUERIED = 3
+
+
 class ScopeLoader:
     """The local names of functions of files an update does not resolve (Resolver.scope_loader),
     read when the resolver first looks a name up there. Most functions it asks about have none (no
-    parameter, no assignment) or are no function: those cost no query."""
+    parameter, no assignment) or are no function: those cost no query. Past _SCOPES_QUERIED
+    questions, every function's are read once and handed out from memory, in the same order."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.holding: set[str] | None = None  # the functions with any local name, read at the first question
+        self.asked = 0
+        self.all: tuple[dict, dict] | None = None  # scope -> its bindings rows, owner -> its parameters rows
 
     def __call__(self, names: list[str]) -> tuple[list[tuple], list[tuple]]:
         if self.holding is None:
@@ -503,8 +515,17 @@ class ScopeLoader:
         names = [name for name in names if name in self.holding]
         if not names:
             return [], []
-        register_values(self.con, "_s", names)
-        rows = self.con.execute(_SCOPES_SQL).fetchall()
+        self.asked += 1
+        if self.all is None and self.asked > _SCOPES_QUERIED:
+            self.all = (defaultdict(list), defaultdict(list))
+            register_values(self.con, "_s", sorted(self.holding))
+            for row in self.con.execute(_SCOPES_SQL).fetchall():
+                self.all[0 if row[0] else 1][row[1] if row[0] else row[len(BINDING_KEY) + 1]].append(row)
+        if self.all is not None:
+            rows = [row for name in dict.fromkeys(names) for side in self.all for row in side.get(name, ())]
+        else:
+            register_values(self.con, "_s", names)
+            rows = self.con.execute(_SCOPES_SQL).fetchall()
         width = len(BINDING_KEY)
         return [r[1:width + 1] for r in rows if r[0]], [r[width + 1:] for r in rows if not r[0]]
 
@@ -557,33 +578,58 @@ _SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE 
               "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE file_id IN (SELECT file_id FROM _gone)"}
 _SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT file_id FROM _gone)
                UNION ALL SELECT value, annotation FROM globals WHERE file_id IN (SELECT file_id FROM _gone)"""
-# What the changed files' functions kept apart and resolved again as parts of them (_parts) say:
-# their arguments, local values, annotations and defaults; and what they return
-_PARTS_SAID_SQL = f"""
-    SELECT unnest(arguments) FROM calls WHERE file_id IN (SELECT v FROM _parts) AND len(arguments) > 0
-        AND kind <> 'implicit' {_FIRST_ROWS}
-    UNION ALL SELECT unnest([value, annotation]) FROM members WHERE file_id IN (SELECT v FROM _parts)
-    UNION ALL SELECT unnest([value, annotation]) FROM globals WHERE file_id IN (SELECT v FROM _parts)
-    UNION ALL SELECT unnest(CASE WHEN kind = 'return' THEN [annotation] ELSE [value, annotation] END) FROM bindings
-        WHERE file_id IN (SELECT v FROM _parts)
-    UNION ALL SELECT unnest([default_value, annotation]) FROM parameters WHERE file_id IN (SELECT v FROM _parts)
-"""
+# What the changed files' functions kept apart and resolved again as parts of them (_parts) return
 _PARTS_RETURNED_SQL = """SELECT value FROM bindings WHERE file_id IN (SELECT v FROM _parts) AND kind = 'return'
                          AND value IS NOT NULL"""
+# The functions of _parts whose local values, defaults or annotations name one of $words
+_PARTS_SAYING_SQL = """
+    SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _parts)
+        AND regexp_matches(concat_ws(' ', CASE WHEN kind <> 'return' THEN value END, annotation), $words)
+    UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _parts)
+        AND regexp_matches(concat_ws(' ', default_value, annotation), $words)
+"""
 _IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
-def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str],
-                      reading: set[str] = frozenset()) -> bool:
-    """Do the changed files give every call the same arguments, read in the same scopes, as
-    before? Then what they pass into other files' functions is what it was, and those files'
-    calls through parameters need no new answer. Only for changes that add or remove
-    definitions (`came_and_went`, their names in `names`: said nowhere in what the files pass
-    or hold) or change what definitions say (`reading`: the names of the definitions through
-    which a value may read that, _readers: said nowhere in what the files pass or bind). Return
-    statements are left out of both: one differs only where what its function says changed, and
-    a value reads it only by calling the function, by one of those names. The changed files'
-    functions kept apart that are resolved again as parts of them (_parts) are read with them."""
+# The changed files' calls as they were and their parts' (_parts), with what each ran (_FLOW_TARGETS_SQL's rows)
+_MOVING_TARGETS_SQL = f"""SELECT {', '.join(_SITE_KEY)}, resolved_callee FROM calls
+    WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT v FROM _parts))
+      AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL"""
+
+
+@dataclass
+class Moved:
+    """The changed files' calls that may pass something else now (moved_calls): every one, or
+    those that differ from before (`keys`, by caller, text, kind and arguments), are written in a
+    function whose local names or parameters differ (`scopes`, or nested in one), or name a
+    definition that came or went or through which a value reads what a retyped one says (`words`,
+    in the call or in its function's local values, defaults and annotations: `scopes` too)."""
+
+    every: bool = False
+    keys: frozenset = frozenset()
+    scopes: frozenset = frozenset()
+    words: frozenset = frozenset()
+
+    def moves(self, caller: str, text: str, kind: str, arguments: Iterable[str]) -> bool:
+        if self.every:
+            return True
+        return (caller, text, kind, tuple(arguments)) in self.keys \
+            or not self.scopes.isdisjoint(_function_scopes(caller)) \
+            or not self.words.isdisjoint(_IDENTIFIER_WORD.findall(" ".join((text, *arguments))))
+
+
+def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str],
+                reading: set[str] = frozenset()) -> Moved:
+    """Which calls of the changed files may give other arguments, read in other scopes, than
+    before: what the others pass into other files' functions is what it was, and those files'
+    calls through parameters need no new answer for them. Only for changes that add or remove
+    definitions (`came_and_went`, their names in `names`) or change what definitions say
+    (`reading`: the names of the definitions through which a value may read that, _readers).
+    Return statements are left out: one differs only where what its function says changed, and
+    a value reads it only by calling the function, by one of those names; but a return naming a
+    definition that came or went, or a value the files hold naming a changed one, moves every
+    call. The changed files' functions kept apart that are resolved again as parts of them
+    (_parts) are read with them."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
         return scope is not None and not came_and_went.isdisjoint(_function_scopes(scope))
 
@@ -591,28 +637,44 @@ def _passes_as_before(con, fresh: dict[str, pa.Table], came_and_went: set[str], 
         return collections.Counter(tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in row)
                                    for row in rows if not (skip_own and own(row[0])))
 
-    calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
-    if counted(calls, False) != counted(con.execute(_PASSED_SQL).fetchall(), False):
-        return False
     def not_returns(table: str, rows: Iterable[tuple]) -> list[tuple]:
         return [row for row in rows if table != "bindings" or row[BINDING_KEY.index("kind")] != "return"]
 
-    for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
-        if counted(not_returns(table, zip(*column_lists(fresh[table], key)))) != \
-                counted(not_returns(table, con.execute(_SCOPE_SQL[table]).fetchall())):
-            return False
+    def names_one(text: str | None, words: set[str]) -> bool:
+        return bool(text) and not words.isdisjoint(_IDENTIFIER_WORD.findall(text))
+
+    wanted, changed = set(names), set(names) | set(reading)
     said = [v for row in con.execute(_SAID_SQL).fetchall() for v in row if v]
-    said += [v for value, annotation, kind in zip(*column_lists(fresh["bindings"], ("value", "annotation", "kind")))
-             for v in ((annotation,) if kind == "return" else (value, annotation)) if v]
-    said += [v for column in column_lists(fresh["parameters"], ("default_value", "annotation")) for v in column if v]
-    said += [argument for row in calls for argument in row[3]]
-    said += [r[0] for r in con.execute(_PARTS_SAID_SQL).fetchall() if r[0]]
     returned = [value for value, kind in zip(*column_lists(fresh["bindings"], ("value", "kind")))
                 if kind == "return" and value]
     returned += [r[0] for r in con.execute(_PARTS_RETURNED_SQL).fetchall()]
-    wanted, read = set(names), set(reading)
-    return not any((wanted | read).intersection(_IDENTIFIER_WORD.findall(text)) for text in said) \
-        and not any(wanted.intersection(_IDENTIFIER_WORD.findall(text)) for text in returned)
+    if any(names_one(text, changed) for text in said) or any(names_one(text, wanted) for text in returned):
+        return Moved(every=True)
+    calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
+    now, before = counted(calls, False), counted(con.execute(_PASSED_SQL).fetchall(), False)
+    keys = frozenset((now - before).keys() | (before - now).keys())
+    scopes: set[str] = set()
+    for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
+        now = counted(not_returns(table, zip(*column_lists(fresh[table], key))))
+        before = counted(not_returns(table, con.execute(_SCOPE_SQL[table]).fetchall()))
+        scopes |= {row[0] for row in (now - before) + (before - now)}
+    # a function whose local values, defaults or annotations name a changed definition passes it on
+    for scope, value, annotation, kind in zip(*column_lists(fresh["bindings"], ("scope_qualname", "value",
+                                                                               "annotation", "kind"))):
+        if names_one(annotation, changed) or kind != "return" and names_one(value, changed):
+            scopes.add(scope)
+    for owner, default, annotation in zip(*column_lists(fresh["parameters"], ("owner_qualname", "default_value",
+                                                                              "annotation"))):
+        if names_one(default, changed) or names_one(annotation, changed):
+            scopes.add(owner)
+    scopes |= {r[0] for r in con.execute(_PARTS_SAYING_SQL, _words(changed)).fetchall()} if changed else set()
+    return Moved(keys=keys, scopes=frozenset(scopes), words=frozenset(changed))
+
+
+def _moving(moved: Moved, calls: pa.Table) -> pa.Table:
+    """The calls rows that may pass something else now."""
+    keep = [moved.moves(*row) for row in zip(*column_lists(calls, _SITE_KEY))]
+    return calls.filter(pa.array(keep, pa.bool_())) if calls.num_rows else calls
 
 
 def _given(resolver, callees: Iterable[str | None]) -> set[str]:
@@ -687,7 +749,7 @@ class Plan:
     changed: set  # interface items (def, import, base) that came or went
     overridden: list[str] | None  # classes whose ancestors' `self.f()` may run another override (None: all)
     affected: list[int]  # other files whose names may mean something else now
-    same_flows: bool  # the changed files pass into other files' functions what they passed
+    moved: Moved  # the changed files' calls that may pass into other files' functions what they did not
     old_flow_targets: list[str]  # what the changed and affected files passed arguments to before
     fresh_files: set[int]
     steady: _Steady  # the affected files whose calls pass on what they passed, but some
@@ -860,10 +922,13 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT v AS file_id FROM _ids")
     # The functions the changed and affected files passed arguments to: what their parameters
     # may hold changes with them, unless the changed files pass what they passed.
-    same_flows = not (implicit or remade or made or others) and def_like \
-        and _passes_as_before(con, fresh, came_and_went, names, reading)
-    old_flow_targets = steady.targets(con, not same_flows)
-    return Plan(changed, overridden, affected, same_flows, old_flow_targets, fresh_files, steady, carried, parts)
+    moved = moved_calls(con, fresh, came_and_went, names, reading) \
+        if not (implicit or remade or made or others) and def_like else Moved(every=True)
+    old_flow_targets = steady.targets(con, moved.every)
+    if not moved.every:  # what the calls that may pass something else passed to
+        old_flow_targets = sorted({*old_flow_targets, *(row[-1] for row in con.execute(_MOVING_TARGETS_SQL).fetchall()
+                                                         if moved.moves(*row[:4]))})
+    return Plan(changed, overridden, affected, moved, old_flow_targets, fresh_files, steady, carried, parts)
 
 
 # An update that resolves more files than this learns the whole repository at once: a module at a
@@ -903,8 +968,12 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
                                         for name in SCOPE_TABLES}))
     resolver.class_tree()
     register_values(con, "_parts", sorted(plan.parts), pa.int64())
-    moved = where + _FIRST_ROWS + (" AND file_id NOT IN (SELECT v FROM _parts)" if plan.same_flows else "")
-    calls = concat("calls", [extracted(con, "calls", moved), *([] if plan.same_flows else [fresh["calls"]])])
+    if plan.moved.every:
+        calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), fresh["calls"]])
+    else:  # the parts' and the changed files' calls that may pass something else
+        others = extracted(con, "calls", where + _FIRST_ROWS + " AND file_id NOT IN (SELECT v FROM _parts)")
+        parts = extracted(con, "calls", "WHERE file_id IN (SELECT v FROM _parts)" + _FIRST_ROWS)
+        calls = concat("calls", [others, *(_moving(plan.moved, t) for t in (parts, fresh["calls"]))])
     reached = set(plan.old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(plan.steady.moving(calls), ("callee_text", "file_id",
                                                                                       "caller_qualname", "kind", "arguments"))
