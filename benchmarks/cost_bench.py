@@ -119,8 +119,8 @@ print(json.dumps({"seconds": seconds, "reresolved": reresolved}))
 """
 # Edits of CPython 3.11's standard library, in order, each (name, path, text replaced or None to
 # append, new text): how far each reaches differs. A function in a leaf module, or beside classes
-# deriving from others, changes no class; a class with a base is a new definition; a local value
-# in a method of the stdlib's most used class changes nothing another function reads; a return
+# deriving from others, changes no class; a class with a base is a new definition; a comment, and
+# a local value in a method of the stdlib's most used class, change nothing another function reads; a return
 # statement and a signature change what a function says it returns (its callers', and their
 # callers', values may change); a changed base changes what every call on an instance of that
 # class or its subclasses may run.
@@ -129,6 +129,8 @@ SCALE_EDITS = (
     ("function beside subclasses", "test/test_json/test_decode.py", None,
      "\n\ndef _cost_bench_added(x):\n    return x\n"),
     ("class with a base", "colorsys.py", None, "\n\nclass _CostBenchAdded(dict):\n    pass\n"),
+    ("comment in a widely used module", "unittest/case.py", "class TestCase(object):\n",
+     "class TestCase(object):  # the base of every test\n"),
     ("method body, its interface kept", "unittest/case.py", "                places = 7\n", "                places = 6\n"),
     ("return of a base class's method", "unittest/case.py",
      '        return doc.strip().split("\\n")[0].strip() if doc else None',

@@ -6,13 +6,13 @@ tests/test_incremental.py and `python -m benchmarks.update_replay` hold it to a 
 from __future__ import annotations
 
 import collections
-from collections import defaultdict
 import re
 from dataclasses import dataclass
 from typing import Iterable
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
 from ...schema import CALLABLE_KINDS, CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
@@ -507,7 +507,8 @@ class ScopeLoader:
         self.con = con
         self.holding: set[str] | None = None  # the functions with any local name, read at the first question
         self.asked = 0
-        self.all: tuple[dict, dict] | None = None  # scope -> its bindings rows, owner -> its parameters rows
+        self.all: pa.Table | None = None  # every function's rows, ordered by function (stably)
+        self.runs: dict[str, tuple[int, int]] = {}  # function -> where its rows are in `all`
 
     def __call__(self, names: list[str]) -> tuple[list[tuple], list[tuple]]:
         if self.holding is None:
@@ -517,17 +518,29 @@ class ScopeLoader:
             return [], []
         self.asked += 1
         if self.all is None and self.asked > _SCOPES_QUERIED:
-            self.all = (defaultdict(list), defaultdict(list))
-            register_values(self.con, "_s", sorted(self.holding))
-            for row in self.con.execute(_SCOPES_SQL).fetchall():
-                self.all[0 if row[0] else 1][row[1] if row[0] else row[len(BINDING_KEY) + 1]].append(row)
+            self._read_all()
         if self.all is not None:
-            rows = [row for name in dict.fromkeys(names) for side in self.all for row in side.get(name, ())]
+            parts = [self.all.slice(*self.runs[name]) for name in dict.fromkeys(names) if name in self.runs]
+            rows = [row for part in parts for row in zip(*(column.to_pylist() for column in part.columns))]
         else:
             register_values(self.con, "_s", names)
             rows = self.con.execute(_SCOPES_SQL).fetchall()
         width = len(BINDING_KEY)
         return [r[1:width + 1] for r in rows if r[0]], [r[width + 1:] for r in rows if not r[0]]
+
+    def _read_all(self) -> None:
+        """Every function's rows at once, as Arrow (a dict of Python rows cost 100 MB more on the
+        stdlib), each function's in the order a question reads them."""
+        register_values(self.con, "_s", sorted(self.holding))
+        table = self.con.execute(_SCOPES_SQL).to_arrow_table()
+        whose = pc.coalesce(table.column(1), table.column(len(BINDING_KEY) + 1))
+        order = pc.sort_indices(pa.table({"k": whose}), sort_keys=[("k", "ascending")])  # stable
+        self.all, whose = table.take(order), whose.take(order)
+        runs = pc.run_end_encode(whose.combine_chunks())
+        start = 0
+        for name, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist()):
+            self.runs[name] = (start, end - start)
+            start = end
 
 
 # A call's rows as the parser gave them: the init, property and alternative rows come again with
