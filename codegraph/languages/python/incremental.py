@@ -147,8 +147,11 @@ _FLOW_SITES_SQL = f"""
 _CLASSES_RESOLVED = f"""(qualname NOT IN (SELECT qualname FROM classes WHERE file_id IN (SELECT file_id FROM _carriers))
     OR qualname IN (SELECT class_qualname FROM members WHERE file_id IN (SELECT file_id FROM _resolving)
                     AND kind IN ({", ".join(f"'{k}'" for k in sorted(_METHOD_KINDS))})))"""
-_RESOLVING_DEFINITIONS_SQL = _callables_and_classes(
-    ("qualname",), f"file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}")
+# The functions and classes of the files resolved now: what is passed to them is learned
+# (Flows.learn_flows binds arguments only to those; a variable or an attribute is passed nothing)
+_RESOLVING_DEFINITIONS_SQL = f"""
+    SELECT qualname FROM ({DEFINITION.sql(("qualname", "kind"), where=f"file_id IN (SELECT file_id FROM _resolving) AND {_CLASSES_RESOLVED}", tables=CALLABLES_AND_CLASSES)})
+    WHERE kind IN ('class', {", ".join(f"'{k}'" for k in sorted(CALLABLE_KINDS))})"""
 # The classes a call of which may run a constructor that keeps what `self.x` reads in a class of the
 # files resolved now (Resolver._stored_targets): their ancestors in the project, wherever defined,
 # and every class below those (a subclass runs an __init__ it inherits, or sets x in its own), with
