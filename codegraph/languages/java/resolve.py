@@ -218,7 +218,9 @@ class _Pending:
     means, whenever a lookup comes."""
 
     def __init__(self, sources: list[dict[str, pa.Table]], known: Callable[[str], bool]) -> None:
-        self.tables = {name: concat(name, [source[name] for source in sources])
+        # one chunk each: Arrow's take of a table of several chunks concatenates them first, each
+        # time (2.6 ms against 0.08 ms for guava's members; 0.1 s of a one-file update)
+        self.tables = {name: concat(name, [source[name] for source in sources]).combine_chunks()
                        for name in ("classes", "members", "parameters", "imports")}
         rank: dict[int, int] = {}  # file -> the position of its source
         for position, source in enumerate(sources):
