@@ -211,3 +211,32 @@ def test_a_call_that_reads_what_changed_passes_it_on_though_it_is_written_as_bef
     assert "p.hooks.helper" in handed
     assert ("p.hooks.helper", "p.kinds.B.run", "type") in edges or any(
         e[:2] == ("p.hooks.helper", "p.kinds.B.run") for e in edges)
+
+
+def _imports_handed(tmp_path, monkeypatch, root):
+    """Update, hold it to a rebuild, and say which modules' imports rows the resolver was handed."""
+    modules: set[str] = set()
+    resolve = incremental.resolve_tables
+
+    def watching(resolver, tables, *args, **kwargs):
+        modules.update(tables["imports"].column("module").to_pylist())
+        return resolve(resolver, tables, *args, **kwargs)
+
+    monkeypatch.setattr(incremental, "resolve_tables", watching)
+    _update(tmp_path, root, monkeypatch)
+    return modules
+
+
+def test_a_changed_file_whose_imports_are_the_same_keeps_their_answers(tmp_path, monkeypatch):
+    root = _build(tmp_path)
+    work = root / "p/work.py"
+    work.write_text(work.read_text().replace("def make():\n    return A()\n", "def make():\n    return B()\n"))
+    assert "p.work" not in _imports_handed(tmp_path, monkeypatch, root)
+
+
+def test_a_changed_file_whose_imported_name_went_resolves_its_imports_again(tmp_path, monkeypatch):
+    root = _build(tmp_path)
+    work, kinds = root / "p/work.py", root / "p/kinds.py"
+    work.write_text(work.read_text().replace("def make():\n    return A()\n", "def make():\n    return B()\n"))
+    kinds.write_text(kinds.read_text().replace("class B:", "class C:"))  # both at once: work's `import B` now names nothing
+    assert "p.work" in _imports_handed(tmp_path, monkeypatch, root)  # and the graph is the rebuild's (_update)

@@ -9,7 +9,9 @@ file: its rows move to a file of their own, the carrier, with their lines moved 
 function is now, and leave the changed file's new rows (`fresh`); the plan's rules then decide
 about the carrier as about any file (resolve it again, or keep its answers), and apply_update
 gives its rows back to their file (`give_back`). A function that shares its name with another
-definition is resolved again with its file.
+definition is resolved again with its file. The imports of such a file name what they named
+unless a rule reaches the file, as those of any other file: their stored answers are kept
+(`answered_imports`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ...columns import column_lists, register_values
 from ...schema import BY_NAME
 from ..base import stable_id
 from .expressions import _LOCALS
+from .resolution import IMPORT_KEY, RESOLVED_COLUMNS
 
 # The tables holding a function's own rows, and the column saying which function (or scope in
 # it) a row is of; the kinds of definition that are a function of their own (not nested in one).
@@ -109,6 +112,9 @@ class Carried:
 
     of: dict[int, int] = field(default_factory=dict)
     tables: set[str] = field(default_factory=set)
+    # a changed file whose imports are what they were -> each import's stored answer by its key
+    # (resolve_import's question): kept unless a rule reaches the file (plan_update drops those)
+    answers: dict[int, dict[tuple, tuple]] = field(default_factory=dict)
 
 
 def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried:
@@ -126,6 +132,7 @@ def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried
         now = _of_file(fresh, file_id)
         if _imports(tables["imports"]) != _imports(now["imports"]):
             continue
+        carried.answers[file_id] = _import_answers(con, file_id)
         old, new = _Side(tables), _Side(now)
         for unit in old.unchanged(new):
             carrier = stable_id("carried", str(file_id), unit)
@@ -172,6 +179,29 @@ def _imports(table: pa.Table) -> Counter:
     """A file's imports, wherever in it they stand."""
     columns = [c for c in _compared("imports") if c not in _lines("imports")]
     return Counter(zip(*column_lists(table, columns)))
+
+
+def _import_answers(con: duckdb.DuckDBPyConnection, file_id: int) -> dict[tuple, tuple]:
+    key, answer = ", ".join(IMPORT_KEY), ", ".join(RESOLVED_COLUMNS["imports"])
+    return {tuple(row[:len(IMPORT_KEY)]): tuple(row[len(IMPORT_KEY):]) for row in con.execute(
+        f"SELECT DISTINCT {key}, {answer} FROM imports WHERE file_id = $f", {"f": file_id}).fetchall()}
+
+
+def answered_imports(carried: Carried, imports: pa.Table) -> tuple[pa.Table, pa.Table | None]:
+    """The changed files' imports rows to resolve, and those whose stored answers stand (their
+    file's imports are what they were and no rule reached it), with resolve_tables' columns."""
+    if not carried.answers or not imports.num_rows:
+        return imports, None
+    keys = list(zip(*column_lists(imports, ("file_id", *IMPORT_KEY))))
+    answers = [carried.answers.get(k[0], {}).get(k[1:]) for k in keys]
+    kept = pa.array([a is not None for a in answers], pa.bool_())
+    if not any(a is not None for a in answers):
+        return imports, None
+    answered = imports.filter(kept)
+    found = [a for a in answers if a is not None]
+    for i, name in enumerate(RESOLVED_COLUMNS["imports"]):
+        answered = answered.append_column(name, pa.array([a[i] for a in found], pa.string()))
+    return imports.filter(pc.invert(kept)), answered
 
 
 def give_back(con: duckdb.DuckDBPyConnection, carried: Carried) -> None:

@@ -22,7 +22,7 @@ from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
                          call_sites, class_bases, definition_rows, evidence_sql, keeping_sites, resolve_tables,
                          scope_keys, storing_methods, written_values)
-from .carry import Carried, carriers_of, carry, give_back
+from .carry import Carried, answered_imports, carriers_of, carry, give_back
 from .learning import OnFirstRead, learning_resolver
 
 
@@ -924,8 +924,11 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     # their answers may change only where their code names a definition through which a value
     # reads that (`reading`), so what they pass on changes at those calls only (_Steady).
     steady = set(readers) - set(affected) if not (changed or implicit or remade or made) else set()
-    # A rule reaching a changed file reads it as its module: its functions kept apart too.
+    # A rule reaching a changed file reads it as its module: its functions kept apart too, and
+    # its imports resolved again.
     kept_apart = carriers_of(carried, set(affected) | reading_files)
+    for file_id in (set(affected) | reading_files) & carried.answers.keys():
+        del carried.answers[file_id]
     parts = kept_apart - set(affected) - set(readers)  # resolved again as parts of their file, not as readers
     register_values(con, "_parts", sorted(parts), pa.int64())
     steady -= kept_apart
@@ -1018,8 +1021,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     if flowing:
         register_values(con, "_ids", sorted(flowing), pa.int64())
         con.execute("INSERT INTO _affected SELECT v FROM _ids")
+    to_resolve, answered = answered_imports(plan.carried, fresh["imports"])
     redo = {name: concat(name, [extracted(con, name, where + (_FIRST_ROWS if name == "calls" else "")),
-                                  fresh[name]]) for name in RESOLVED_TABLES}
+                                  to_resolve if name == "imports" else fresh[name]]) for name in RESOLVED_TABLES}
     scopes = {name: concat(name, [extracted(con, name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     register_values(con, "_ids", sorted(fresh_ids), pa.int64())
@@ -1039,6 +1043,8 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
         con.execute(f'DELETE FROM "{name}" {where}')
     for name, table in resolved.items():
         insert_arrow(con, name, table)
+    if answered is not None:
+        insert_arrow(con, "imports", answered)
     update_by_id(con, "classes", bases)
     give_back(con, plan.carried)
     return len(set(affected) - plan.carried.of.keys()) + len(flowing - plan.carried.of.keys())
