@@ -65,13 +65,16 @@ def _build(tmp_path, files=BASE):
     return root
 
 
-def _update(tmp_path, root, monkeypatch, n=0):
-    """Update, record which callers the resolver was handed, and hold the graph to a rebuild."""
+def _update(tmp_path, root, monkeypatch, n=0, imported=None):
+    """Update, record which callers the resolver was handed (and into `imported`, the modules of
+    the imports rows), and hold the graph to a rebuild."""
     handed: set[str] = set()
+    imported = set() if imported is None else imported
     resolve = incremental.resolve_tables
 
     def watching(resolver, tables, *args, **kwargs):
         handed.update(tables["calls"].column("caller_qualname").to_pylist())
+        imported.update(tables["imports"].column("module").to_pylist())
         return resolve(resolver, tables, *args, **kwargs)
 
     monkeypatch.setattr(incremental, "resolve_tables", watching)
@@ -215,16 +218,9 @@ def test_a_call_that_reads_what_changed_passes_it_on_though_it_is_written_as_bef
 
 def _imports_handed(tmp_path, monkeypatch, root):
     """Update, hold it to a rebuild, and say which modules' imports rows the resolver was handed."""
-    modules: set[str] = set()
-    resolve = incremental.resolve_tables
-
-    def watching(resolver, tables, *args, **kwargs):
-        modules.update(tables["imports"].column("module").to_pylist())
-        return resolve(resolver, tables, *args, **kwargs)
-
-    monkeypatch.setattr(incremental, "resolve_tables", watching)
-    _update(tmp_path, root, monkeypatch)
-    return modules
+    imported: set[str] = set()
+    _update(tmp_path, root, monkeypatch, imported=imported)
+    return imported
 
 
 def test_a_changed_file_whose_imports_are_the_same_keeps_their_answers(tmp_path, monkeypatch):
