@@ -63,11 +63,12 @@ def update_by_id(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
         con.unregister("_codegraph_set")
 
 
-def extracted(con: duckdb.DuckDBPyConnection, name: str, clause: str = "") -> pa.Table:
-    """The parser's columns of a table (`library.imports`: of that schema) as Arrow, the rows
-    `clause` (a WHERE) selects: what an update hands a resolver again."""
+def extracted(con: duckdb.DuckDBPyConnection, name: str, clause: str = "",
+              columns: Iterable[str] | None = None) -> pa.Table:
+    """The parser's columns of a table (`library.imports`: of that schema), or those of them
+    named, as Arrow, the rows `clause` (a WHERE) selects: what an update hands a resolver again."""
     schema_name, _, bare = name.rpartition(".")
-    cols = ", ".join(f'"{c}"' for c in BY_NAME[bare].names("extract"))
+    cols = ", ".join(f'"{c}"' for c in (columns or BY_NAME[bare].names("extract")))
     source = f'{schema_name}."{bare}"' if schema_name else f'"{bare}"'
     return con.execute(f"SELECT {cols} FROM {source} {clause}").to_arrow_table()
 
@@ -91,9 +92,12 @@ def _row_stages(table: Table) -> tuple[str, ...]:
 
 
 
-def concat(name: str, tables: list[pa.Table]) -> pa.Table:
-    """One table of the rows of `tables`, in the columns the parser gives `name` and their types."""
+def concat(name: str, tables: list[pa.Table], columns: Iterable[str] | None = None) -> pa.Table:
+    """One table of the rows of `tables`, in the columns the parser gives `name` (or those of
+    them named) and their types."""
     schema = arrow_schema(BY_NAME[name], "extract")
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
     tables = [t.select(list(schema.names)).cast(schema) for t in tables if t.num_rows]
     return pa.concat_tables(tables) if tables else schema.empty_table()
 

@@ -220,8 +220,8 @@ class _Pending:
     def __init__(self, sources: list[dict[str, pa.Table]], known: Callable[[str], bool]) -> None:
         # one chunk each: Arrow's take of a table of several chunks concatenates them first, each
         # time (2.6 ms against 0.08 ms for guava's members; 0.1 s of a one-file update)
-        self.tables = {name: concat(name, [source[name] for source in sources]).combine_chunks()
-                       for name in ("classes", "members", "parameters", "imports")}
+        self.tables = {name: concat(name, [source[name] for source in sources], LEARNED[name]).combine_chunks()
+                       for name in LEARNED}
         rank: dict[int, int] = {}  # file -> the position of its source
         for position, source in enumerate(sources):
             for file_id in source["classes"].column("file_id").to_pylist():
@@ -1220,6 +1220,15 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
 
 # What the resolver's state is made of besides a file's own locals (bindings): read for every Java file.
 _INTERFACE = ("classes", "members", "parameters", "imports")
+# What JavaResolver._learn (and _Pending) read of the rows of `later`: an update reads only these
+# columns of the other files and of the layer (their source and docstrings are most of the bytes:
+# 6 MB of commons-lang3's classes and members)
+LEARNED: dict[str, tuple[str, ...]] = {
+    "classes": ("file_id", "qualname", "kind", "bases", "scope_qualname", "type_parameters"),
+    "members": ("file_id", "class_qualname", "name", "qualname", "kind", "signature", "annotation", "type_parameters"),
+    "parameters": ("file_id", "owner_qualname", "position", "name", "kind", "annotation"),
+    "imports": ("file_id", "imported_module", "name", "level", "is_star", "bound_name"),
+}
 _STATE = (*_INTERFACE, "bindings")  # all of it (JavaResolver's tables)
 _JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
 # The Java files an update did not parse (_fresh), and of those the ones it does not resolve again
@@ -1289,7 +1298,7 @@ class JavaResolution(Resolution):
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 
         layer = f"WHERE file_id IN (SELECT file_id FROM {LIBRARY_SCHEMA}.files WHERE language = 'java')"
-        library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer) for name in _INTERFACE}
+        library = {name: extracted(con, f"{LIBRARY_SCHEMA}.{name}", layer, LEARNED[name]) for name in _INTERFACE}
         state = {name: concat(name, [extracted(con, name, mine), fresh[name]]) for name in _STATE}
         register_values(con, "_names", state["classes"].column("qualname").to_pylist())
         if con.execute(_SHARED_SQL).fetchone()[0]:
@@ -1299,7 +1308,7 @@ class JavaResolution(Resolution):
                      if name != "bindings" else state[name] for name in _STATE}
             later = [library]
         else:
-            later = [{name: extracted(con, name, others) for name in _INTERFACE}, library]
+            later = [{name: extracted(con, name, others, LEARNED[name]) for name in _INTERFACE}, library]
         resolver = JavaResolver(state, jdk_types(), _files_of(library["classes"]), later=later)
         del library, later
         again = {name: concat(name, [extracted(con, name, mine + (" AND NOT coalesce(alternative, false)"
