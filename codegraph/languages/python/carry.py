@@ -28,7 +28,7 @@ from ...columns import column_lists, register_values
 from ...schema import BY_NAME
 from ..base import stable_id
 from .expressions import _LOCALS
-from .resolution import IMPORT_KEY, RESOLVED_COLUMNS
+from .resolution import IMPORT_KEY, RESOLVED_COLUMNS, with_answers
 
 # The tables holding a function's own rows, and the column saying which function (or scope in
 # it) a row is of; the kinds of definition that are a function of their own (not nested in one).
@@ -167,6 +167,15 @@ def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried
     return carried
 
 
+def reached_as_modules(carried: Carried, files: Iterable[int]) -> set[int]:
+    """The changed files among `files` are reached by a rule as modules: their imports are resolved
+    again (their stored answers dropped); the carriers of them all, resolved again too."""
+    files = set(files)
+    for file_id in files & carried.answers.keys():
+        del carried.answers[file_id]
+    return carriers_of(carried, files)
+
+
 def carriers_of(carried: Carried, files: Iterable[int]) -> set[int]:
     """The carriers of these files: a rule that reaches a changed file may reach it through what
     its functions read of their module (the module's imports, its definitions by bare name, its
@@ -192,16 +201,13 @@ def answered_imports(carried: Carried, imports: pa.Table) -> tuple[pa.Table, pa.
     file's imports are what they were and no rule reached it), with resolve_tables' columns."""
     if not carried.answers or not imports.num_rows:
         return imports, None
-    keys = list(zip(*column_lists(imports, ("file_id", *IMPORT_KEY))))
-    answers = [carried.answers.get(k[0], {}).get(k[1:]) for k in keys]
-    kept = pa.array([a is not None for a in answers], pa.bool_())
-    if not any(a is not None for a in answers):
-        return imports, None
-    answered = imports.filter(kept)
+    answers = [carried.answers.get(k[0], {}).get(k[1:])
+               for k in zip(*column_lists(imports, ("file_id", *IMPORT_KEY)))]
     found = [a for a in answers if a is not None]
-    for i, name in enumerate(RESOLVED_COLUMNS["imports"]):
-        answered = answered.append_column(name, pa.array([a[i] for a in found], pa.string()))
-    return imports.filter(pc.invert(kept)), answered
+    if not found:
+        return imports, None
+    kept = pa.array([a is not None for a in answers], pa.bool_())
+    return imports.filter(pc.invert(kept)), with_answers(imports.filter(kept), "imports", found)
 
 
 def give_back(con: duckdb.DuckDBPyConnection, carried: Carried) -> None:

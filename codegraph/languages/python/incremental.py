@@ -22,7 +22,7 @@ from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
                          call_sites, class_bases, definition_rows, evidence_sql, keeping_sites, resolve_tables,
                          scope_keys, storing_methods, written_values)
-from .carry import Carried, answered_imports, carriers_of, carry, give_back
+from .carry import Carried, answered_imports, carriers_of, carry, give_back, reached_as_modules
 from .learning import OnFirstRead, learning_resolver
 
 
@@ -926,9 +926,7 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     steady = set(readers) - set(affected) if not (changed or implicit or remade or made) else set()
     # A rule reaching a changed file reads it as its module: its functions kept apart too, and
     # its imports resolved again.
-    kept_apart = carriers_of(carried, set(affected) | reading_files)
-    for file_id in (set(affected) | reading_files) & carried.answers.keys():
-        del carried.answers[file_id]
+    kept_apart = reached_as_modules(carried, set(affected) | reading_files)
     parts = kept_apart - set(affected) - set(readers)  # resolved again as parts of their file, not as readers
     register_values(con, "_parts", sorted(parts), pa.int64())
     steady -= kept_apart

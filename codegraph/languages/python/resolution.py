@@ -334,6 +334,13 @@ def written_values(refs: pa.Table, modules: dict[int, str]) -> dict[str, list[tu
     return {name: sorted(set(values)) for name, values in out.items()}
 
 
+def with_answers(table: pa.Table, name: str, values: list[tuple]) -> pa.Table:
+    """A table's rows with their resolution columns (RESOLVED_COLUMNS[name]), one answer per row."""
+    for i, column in enumerate(RESOLVED_COLUMNS[name]):
+        table = table.append_column(column, pa.array([v[i] for v in values], pa.string()))
+    return table
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
                     flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
@@ -345,17 +352,12 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     is whole, the refs before the calls are answered and the calls a slice at a time, in the
     order of the table one piece would have (a writer on another thread inserts them while the
     rest is resolved); the returned dict holds the tables not emitted."""
-    def with_columns(table: pa.Table, names: tuple[str, ...], values: list[tuple]) -> pa.Table:
-        for i, name in enumerate(names):
-            table = table.append_column(name, pa.array([v[i] for v in values], pa.string()))
-        return table
-
     if "bindings" in tables:  # what the callers' own names mean
         resolver.learn_scopes(*scope_keys(tables))
     resolver.class_tree()
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, IMPORT_KEY))]
-    out = {"imports": with_columns(imports, RESOLVED_COLUMNS["imports"], values)}
+    out = {"imports": with_answers(imports, "imports", values)}
     refs, calls = tables["refs"], tables["calls"]
     resolver.receivers = receivers_used(calls, refs)
     if resolver.kept is None:  # an update gives every file's (incremental.py)
@@ -384,7 +386,7 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     for qualname, position in zip(*column_lists(inheritance, ("class_qualname", "position"))):
         resolved = resolver.resolved_bases(qualname)
         values.append(resolved[position] if position < len(resolved) else (None, None))
-    out["inheritance"] = with_columns(inheritance, RESOLVED_COLUMNS["inheritance"], values)
+    out["inheritance"] = with_answers(inheritance, "inheritance", values)
     if emit is not None:
         emit("inheritance", out.pop("inheritance"))
     return out
