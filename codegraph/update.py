@@ -22,7 +22,7 @@ from . import __version__, db
 from .errors import SchemaMismatch
 from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, modules_of,
                     skip_row, summarise, term_stats, write_embeddings)
-from .columns import concat, insert_arrow, insert_rows, register_values
+from .columns import IN_GONE, concat, insert_arrow, insert_rows, keep_values
 from .languages import language
 from .sources import Skip, SourceFile
 from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
@@ -219,17 +219,14 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
     con.execute("BEGIN")
     gone_ids = [old[p][0] for p in gone]
     changed_modules = sorted({old[p][1] for p in gone} | {f.module for f in to_parse})
-    register_values(con, "_ids", gone_ids, pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _gone AS SELECT v AS file_id FROM _ids")
-    register_values(con, "_ids", [r.file_id for r in file_rows], pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _fresh AS SELECT v AS file_id FROM _ids")
-    register_values(con, "_names", changed_modules)
-    con.execute("CREATE OR REPLACE TEMP TABLE _changed AS SELECT v AS module FROM _names")
+    keep_values(con, "_gone", "file_id", gone_ids, listed=True)
+    keep_values(con, "_fresh", "file_id", [r.file_id for r in file_rows], listed=True)
+    keep_values(con, "_changed", "module", changed_modules, pa.string())
     # Each language with a resolution plans from the rows still there: the languages of the
     # files replaced (as the database has them) and of those parsed now.
     languages_now = {r.file_id: r.language for r in file_rows}
     was = {fid: lang for fid, lang in con.execute(
-        "SELECT file_id, language FROM files WHERE file_id IN (SELECT file_id FROM _gone)").fetchall()}
+        f"SELECT file_id, language FROM files WHERE {IN_GONE}").fetchall()}
     groups = by_language(fresh, languages_now)
     plans = {}
     for name in sorted(set(languages_now.values()) | set(was.values())):
@@ -237,7 +234,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         group = groups.setdefault(name, {table: concat(table, []) for table in EXTRACTED})
         plans[name] = (resolution, resolution.plan_update(con, group) if resolution is not None else None)
     for name in (*EXTRACTED, "files", "terms", "reads", *(("embeddings",) if model else ())):
-        con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT file_id FROM _gone)')
+        con.execute(f'DELETE FROM "{name}" WHERE {IN_GONE}')
     if model is not None:
         write_embeddings(con, model, [c.vectors for c in chunks], progress=progress)
     for name in EXTRACTED:  # each language's rows, as its plan left them (it may keep some where they are)

@@ -33,7 +33,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
+from ...columns import IN_FRESH, IN_GONE, column_lists, concat, extracted, insert_arrow, keep_values, register_values, update_by_id
 from ...schema import BY_NAME, LIBRARY_SCHEMA, RESOLVED_TABLES
 from ..base import Emit, Resolution
 from .extract import _PARSER, plain_type
@@ -1233,7 +1233,7 @@ _STATE = (*_INTERFACE, "bindings")  # all of it (JavaResolver's tables)
 _JAVA = "file_id IN (SELECT file_id FROM files WHERE language = 'java')"
 # The Java files an update did not parse (_fresh), and of those the ones it does not resolve again
 # (_dirty: those that read a changed fact)
-_NOT_PARSED = f"{_JAVA} AND file_id NOT IN (SELECT file_id FROM _fresh)"
+_NOT_PARSED = f"{_JAVA} AND NOT {IN_FRESH}"
 _OTHERS = f"{_NOT_PARSED} AND file_id NOT IN (SELECT file_id FROM _dirty)"
 # Is a class of the files being resolved (_names) defined by another file too?
 _SHARED_SQL = f"SELECT count(*) FROM classes WHERE qualname IN (SELECT v FROM _names) AND {_OTHERS}"
@@ -1280,7 +1280,7 @@ class JavaResolution(Resolution):
         """The facts (JavaResolver.facts) the changed files' rows gave and give now that differ,
         read while their old rows are still in the database: an edit of a method's body changes
         none another file reads."""
-        gone = f"WHERE file_id IN (SELECT file_id FROM _gone) AND {_JAVA}"
+        gone = f"WHERE {IN_GONE} AND {_JAVA}"
         jdk = jdk_types()
         before = JavaResolver({name: extracted(con, name, gone) for name in _STATE}, jdk).facts()
         after = JavaResolver(fresh, jdk).facts()
@@ -1292,8 +1292,7 @@ class JavaResolution(Resolution):
         `reads` table), against the state of every Java file; the number of those others."""
         register_values(con, "_keys", plan)
         dirty = [r[0] for r in con.execute(_DIRTY_SQL).fetchall()]
-        register_values(con, "_ids", dirty, pa.int64())
-        con.execute("CREATE OR REPLACE TEMP TABLE _dirty AS SELECT v AS file_id FROM _ids")
+        keep_values(con, "_dirty", "file_id", dirty)
         others = f"WHERE {_OTHERS}"
         mine = "WHERE file_id IN (SELECT file_id FROM _dirty)"
 

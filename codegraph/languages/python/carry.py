@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...columns import column_lists, register_values
+from ...columns import IN_FRESH, column_lists, register_values
 from ...schema import BY_NAME
 from ..base import stable_id
 from .expressions import _LOCALS
@@ -124,7 +124,7 @@ def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried
     they were: a function reads its module's imports by their bare names, as no other file does,
     and no rule follows that."""
     again = sorted({r[0] for r in con.execute(
-        "SELECT file_id FROM _gone WHERE file_id IN (SELECT file_id FROM _fresh)").fetchall()})
+        f"SELECT file_id FROM _gone WHERE {IN_FRESH}").fetchall()})
     carried = Carried()
     moved: list[tuple[int, int, str, int]] = []  # (file, carrier, function, lines moved by)
     for file_id in again:

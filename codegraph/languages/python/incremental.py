@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...columns import column_lists, concat, extracted, insert_arrow, register_values, update_by_id
+from ...columns import IN_GONE, among, column_lists, concat, extracted, insert_arrow, keep_values, register_values, update_by_id
 from ...schema import CALLABLE_KINDS, CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
 from .expressions import _LOCALS, _METHOD_KINDS, CASED_NAME, _function_scopes, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
@@ -26,38 +26,42 @@ from .carry import Carried, answered_imports, carriers_of, carry, give_back, rea
 from .learning import OnFirstRead, learning_resolver
 
 
+# SQL: a row of the changed files' functions kept apart and resolved again as parts of them
+# (_parts, carry.py; as few as the changed files, columns.among)
+_IN_PARTS = among("file_id", "_parts")
+
 _INTERFACE_SQL = """
     {definitions}
     UNION ALL SELECT 'import', module || ':' || scope_qualname, coalesce(bound_name, '*'),
-        coalesce(target, imported_module) FROM imports WHERE file_id IN (SELECT file_id FROM _gone)
+        coalesce(target, imported_module) FROM imports WHERE {IN_GONE}
     UNION ALL SELECT 'base', class_qualname, position::VARCHAR, base_text FROM inheritance
-        WHERE file_id IN (SELECT file_id FROM _gone)
+        WHERE {IN_GONE}
     {says}
     UNION ALL SELECT 'says', qualname, metaclass, NULL FROM classes
-        WHERE file_id IN (SELECT file_id FROM _gone) AND metaclass IS NOT NULL
+        WHERE {IN_GONE} AND metaclass IS NOT NULL
     UNION ALL SELECT 'says', regexp_replace(scope_qualname, '[.][^.]*$', '') || '.' || substr(text, 6) || ':writes',
         string_agg(DISTINCT value, '\n' ORDER BY value), NULL
-        FROM refs WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'write' AND value IS NOT NULL
+        FROM refs WHERE {IN_GONE} AND kind = 'write' AND value IS NOT NULL
             AND regexp_matches(text, '{written}')
         GROUP BY 2
     UNION ALL SELECT 'says', scope_qualname || ':return',
         string_agg(kind || ' ' || name || '=' || coalesce(value, ''), '\n'
                    ORDER BY line, kind, name, coalesce(value, '')), NULL
-        FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND scope_qualname IN (
-            SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT file_id FROM _gone) AND kind = 'return')
+        FROM bindings WHERE {IN_GONE} AND scope_qualname IN (
+            SELECT scope_qualname FROM bindings WHERE {IN_GONE} AND kind = 'return')
         GROUP BY scope_qualname
-""".format(written=WRITTEN_TEXT, definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where="file_id IN (SELECT file_id FROM _gone)"),
+""".format(written=WRITTEN_TEXT, definitions=DEFINITION.sql(("'def'", "qualname", "kind", "NULL"), where=IN_GONE), IN_GONE=IN_GONE,
            says="\n".join(
     f"""UNION ALL SELECT 'says', qualname, {evidence_sql(t)}, NULL FROM {t}
-        WHERE file_id IN (SELECT file_id FROM _gone) AND {evidence_sql(t)} IS NOT NULL
+        WHERE {IN_GONE} AND {evidence_sql(t)} IS NOT NULL
     UNION ALL SELECT 'says', qualname || ':decorators', array_to_string(decorators, '\n'), NULL FROM {t}
-        WHERE file_id IN (SELECT file_id FROM _gone) AND len(decorators) > 0""" for t in EVIDENCE))
+        WHERE {IN_GONE} AND len(decorators) > 0""" for t in EVIDENCE))
 
 
 # The files of the classes the changed files' classes ($classes; NULL: all of them) derive from, at any depth.
-_ANCESTOR_FILES_SQL = """
+_ANCESTOR_FILES_SQL = f"""
     WITH RECURSIVE up(qualname) AS (
-        SELECT resolved_base FROM inheritance WHERE file_id IN (SELECT file_id FROM _gone) AND resolved_base IS NOT NULL
+        SELECT resolved_base FROM inheritance WHERE {IN_GONE} AND resolved_base IS NOT NULL
             AND ($classes IS NULL OR list_contains($classes, class_qualname))
         UNION SELECT i.resolved_base FROM up JOIN inheritance i ON i.class_qualname = up.qualname
             WHERE i.resolved_base IS NOT NULL)
@@ -68,9 +72,9 @@ _ANCESTOR_FILES_SQL = """
 # parts of them (_parts, carry.py) count as the changed files do
 _FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
-    WHERE ($gone AND (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT v FROM _parts))
-           OR file_id IN (SELECT file_id FROM _affected) AND file_id NOT IN (SELECT v FROM _parts))
-      AND file_id NOT IN (SELECT v FROM _steady)
+    WHERE ($gone AND ({IN_GONE} OR {_IN_PARTS})
+           OR file_id IN (SELECT file_id FROM _affected) AND NOT {_IN_PARTS})
+      AND NOT file_id IN (SELECT v FROM _steady)
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
 # The steady files' calls that pass arguments, with what _Steady.moves reads of them
@@ -588,20 +592,20 @@ def _interface_from_tables(tables: dict[str, pa.Table]) -> set[tuple]:
 
 
 _SITE_KEY = ("caller_qualname", "callee_text", "kind", "arguments")
-_PASSED_SQL = f"""SELECT {', '.join(_SITE_KEY)} FROM calls WHERE file_id IN (SELECT file_id FROM _gone)
+_PASSED_SQL = f"""SELECT {', '.join(_SITE_KEY)} FROM calls WHERE {IN_GONE}
                   AND len(arguments) > 0 AND kind <> 'implicit' {_FIRST_ROWS}"""
-_SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE file_id IN (SELECT file_id FROM _gone)",
-              "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE file_id IN (SELECT file_id FROM _gone)"}
-_SAID_SQL = """SELECT value, annotation FROM members WHERE file_id IN (SELECT file_id FROM _gone)
-               UNION ALL SELECT value, annotation FROM globals WHERE file_id IN (SELECT file_id FROM _gone)"""
+_SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE {IN_GONE}",
+              "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE {IN_GONE}"}
+_SAID_SQL = f"""SELECT value, annotation FROM members WHERE {IN_GONE}
+               UNION ALL SELECT value, annotation FROM globals WHERE {IN_GONE}"""
 # What the changed files' functions kept apart and resolved again as parts of them (_parts) return
-_PARTS_RETURNED_SQL = """SELECT value FROM bindings WHERE file_id IN (SELECT v FROM _parts) AND kind = 'return'
+_PARTS_RETURNED_SQL = f"""SELECT value FROM bindings WHERE {_IN_PARTS} AND kind = 'return'
                          AND value IS NOT NULL"""
 # The functions of _parts whose local values, defaults or annotations name one of $words
-_PARTS_SAYING_SQL = """
-    SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _parts)
+_PARTS_SAYING_SQL = f"""
+    SELECT scope_qualname FROM bindings WHERE {_IN_PARTS}
         AND regexp_matches(concat_ws(' ', CASE WHEN kind <> 'return' THEN value END, annotation), $words)
-    UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _parts)
+    UNION SELECT owner_qualname FROM parameters WHERE {_IN_PARTS}
         AND regexp_matches(concat_ws(' ', default_value, annotation), $words)
 """
 _IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -609,7 +613,7 @@ _IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 # The changed files' calls as they were and their parts' (_parts), with what each ran (_FLOW_TARGETS_SQL's rows)
 _MOVING_TARGETS_SQL = f"""SELECT {', '.join(_SITE_KEY)}, resolved_callee FROM calls
-    WHERE (file_id IN (SELECT file_id FROM _gone) OR file_id IN (SELECT v FROM _parts))
+    WHERE ({IN_GONE} OR {_IN_PARTS})
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL"""
 
 
@@ -707,7 +711,7 @@ def _given(resolver, callees: Iterable[str | None]) -> set[str]:
 
 # The local names and parameters of the steady files whose value, default or annotation says one
 # of the words ($words).
-_SAYING_SCOPES_SQL = """
+_SAYING_SCOPES_SQL = f"""
     SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _steady) AND kind <> 'return'
         AND regexp_matches(concat_ws(' ', value, annotation), $words)
     UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _steady)
@@ -928,15 +932,14 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
     # its imports resolved again.
     kept_apart = reached_as_modules(carried, set(affected) | reading_files)
     parts = kept_apart - set(affected) - set(readers)  # resolved again as parts of their file, not as readers
-    register_values(con, "_parts", sorted(parts), pa.int64())
+    register_values(con, "_parts", sorted(parts), pa.int64(), listed=True)
     steady -= kept_apart
     affected += readers
     affected += kept_apart
     python_files = {r[0] for r in con.execute(_PYTHON_FILES).fetchall()}
     affected = sorted((set(affected) - set(gone_ids)) & python_files)
     steady = _Steady(con, steady & set(affected), reading)
-    register_values(con, "_ids", affected, pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _affected AS SELECT v AS file_id FROM _ids")
+    keep_values(con, "_affected", "file_id", affected)
     # The functions the changed and affected files passed arguments to: what their parameters
     # may hold changes with them, unless the changed files pass what they passed.
     moved = moved_calls(con, fresh, came_and_went, names, reading) \
@@ -961,7 +964,7 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     changed, overridden, affected, fresh_ids = plan.changed, plan.overridden, plan.affected, plan.fresh_files
     gone_ids = {r[0] for r in con.execute("SELECT file_id FROM _gone").fetchall()}
     # What the resolver needs from the rest of the repository, learned as its lookups ask.
-    where = "WHERE file_id IN (SELECT file_id FROM _affected)"
+    where = f"WHERE file_id IN (SELECT file_id FROM _affected)"
     resolver, learner = learning_resolver(con, fresh, modules)
     if len(affected) + len(fresh_ids) > LEARNED_AT_MOST:  # and again once the files arguments flow into are known
         learner.everything()
@@ -984,12 +987,12 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     resolver.learn_scopes(*scope_keys({name: concat(name, [extracted(con, name, where), fresh[name]])
                                         for name in SCOPE_TABLES}))
     resolver.class_tree()
-    register_values(con, "_parts", sorted(plan.parts), pa.int64())
+    register_values(con, "_parts", sorted(plan.parts), pa.int64(), listed=True)
     if plan.moved.every:
         calls = concat("calls", [extracted(con, "calls", where + _FIRST_ROWS), fresh["calls"]])
     else:  # the parts' and the changed files' calls that may pass something else
-        others = extracted(con, "calls", where + _FIRST_ROWS + " AND file_id NOT IN (SELECT v FROM _parts)")
-        parts = extracted(con, "calls", "WHERE file_id IN (SELECT v FROM _parts)" + _FIRST_ROWS)
+        others = extracted(con, "calls", where + _FIRST_ROWS + f" AND NOT {_IN_PARTS}")
+        parts = extracted(con, "calls", f"WHERE {_IN_PARTS}" + _FIRST_ROWS)
         calls = concat("calls", [others, *(_moving(plan.moved, t) for t in (parts, fresh["calls"]))])
     reached = set(plan.old_flow_targets)
     texts, fids, callers, kinds, arguments = column_lists(plan.steady.moving(calls), ("callee_text", "file_id",
@@ -1017,20 +1020,18 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     if len(affected) + len(flowing) + len(fresh_ids) > LEARNED_AT_MOST:
         learner.everything()
     if flowing:
-        register_values(con, "_ids", sorted(flowing), pa.int64())
-        con.execute("INSERT INTO _affected SELECT v FROM _ids")
+        keep_values(con, "_affected", "file_id", sorted(set(affected) | flowing))
     to_resolve, answered = answered_imports(plan.carried, fresh["imports"])
     redo = {name: concat(name, [extracted(con, name, where + (_FIRST_ROWS if name == "calls" else "")),
                                   to_resolve if name == "imports" else fresh[name]]) for name in RESOLVED_TABLES}
     scopes = {name: concat(name, [extracted(con, name, where), fresh[name]]) for name in SCOPE_TABLES}
     # The calls of the other files into what is resolved here, and what their callers' names mean.
-    register_values(con, "_ids", sorted(fresh_ids), pa.int64())
-    con.execute("CREATE OR REPLACE TEMP TABLE _resolving AS SELECT file_id FROM _affected UNION SELECT v FROM _ids")
+    keep_values(con, "_resolving", "file_id", sorted(set(affected) | flowing | set(fresh_ids)))
     sites = _flow_sites(con)
     callers = sorted({site[-1] for site in sites})
     if callers:
         register_values(con, "_ids", callers, pa.int64())
-        resolver.learn_scopes(*scope_keys({name: extracted(con, name, "WHERE file_id IN (SELECT v FROM _ids)")
+        resolver.learn_scopes(*scope_keys({name: extracted(con, name, f"WHERE file_id IN (SELECT v FROM _ids)")
                                            for name in SCOPE_TABLES}))
     classes = concat("classes", [extracted(con, "classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid

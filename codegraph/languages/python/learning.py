@@ -17,12 +17,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...columns import column_lists, register_values
+from ...columns import among, column_lists, register_values
 from ...schema import DEFINITION, LIBRARY_SCHEMA
 from .resolution import BASE_KEY, DEFINITION_COLUMNS, IMPORT_KEY, definition_maps, definitions_sql, returns_of
 from .resolve import Resolver
 
-_OF_FILES = "file_id IN (SELECT v FROM _learning)"
+_OF_FILES = among("file_id", "_learning")
 _RETURN_COLUMNS = ("scope_qualname", "line", "value")
 # What a module's learning reads: each kind's query of the files a condition chooses (None: all),
 # file_id then its key columns, in a full build's order (the project's rows, then the library
@@ -150,7 +150,7 @@ class _Rows:
         if self.tables is None and self.queried > _QUERIED_BATCHES:
             self.tables = {kind: self.con.execute(_SOURCES[kind][0](None)).to_arrow_table() for kind in _SOURCES}
         if self.tables is None:
-            register_values(self.con, "_learning", ids, pa.int64())
+            register_values(self.con, "_learning", ids, pa.int64(), listed=True)
 
     def read(self, kind: str) -> Iterable[tuple]:
         key = _SOURCES[kind][1]

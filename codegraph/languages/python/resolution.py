@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import forked
-from ...columns import column_lists, concat, update_by_id
+from ...columns import IN_GONE, column_lists, concat, update_by_id
 from ...schema import BY_NAME, DEFINITION, DEFINITIONS, LIBRARY_SCHEMA, PROJECT_RESOLUTIONS, RESOLVED_TABLES
 from ..base import Emit
 from .expressions import KEEPING
@@ -259,7 +259,7 @@ KEEPS_IN_SELF = r"^self\.[A-Za-z_][A-Za-z_0-9]*\.(__setitem__|append|add|appendl
 WRITTEN_TEXT = r"^self\.[A-Za-z_][A-Za-z_0-9]*$"  # a write written_values reads
 # An update's writes of every file but the changed ones (_gone), for written_values
 WRITTEN_ROWS_SQL = f"""SELECT file_id, scope_qualname, text, kind, value FROM refs
-    WHERE file_id NOT IN (SELECT file_id FROM _gone) AND kind = 'write' AND value IS NOT NULL
+    WHERE NOT {IN_GONE} AND kind = 'write' AND value IS NOT NULL
       AND regexp_matches(text, '{WRITTEN_TEXT}')"""
 _KEEPING_COLUMNS = ("file_id", "callee_text", "caller_qualname", "kind", "arguments")
 # The names of methods that may keep a value (keeping_sites): KEEPING's, and those of the
@@ -275,9 +275,9 @@ _MAY_KEEP_ROWS = f"""NOT alternative AND (regexp_matches(callee_text, '{KEEPS_IN
               AND split_part(callee_text, '.', -1) IN ({MAY_KEEP_SQL}))"""
 # An update's rows of every file but the changed ones (_gone); the changed ones' as they were, all.
 KEEPING_ROWS_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
-    WHERE file_id NOT IN (SELECT file_id FROM _gone) AND {_MAY_KEEP_ROWS}"""
+    WHERE NOT {IN_GONE} AND {_MAY_KEEP_ROWS}"""
 KEPT_BEFORE_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
-    WHERE file_id IN (SELECT file_id FROM _gone) AND NOT alternative"""
+    WHERE {IN_GONE} AND NOT alternative"""
 
 
 def storing_methods(calls: pa.Table) -> set[str]:
