@@ -38,7 +38,8 @@ from codegraph.schema import BY_NAME, EXTRACTED
 DEFAULT_PAIRS = (("click==8.0.4", "click==8.1.3"), ("click==8.1.3", "click==8.1.7"),
                  ("marshmallow==3.19.0", "marshmallow==3.20.1"), ("toolz==0.12.0", "toolz==0.12.1"),
                  ("pytest==7.4.0", "pytest==7.4.4"))
-TABLES = (*EXTRACTED, "files", "skipped_files")
+TABLES = (*EXTRACTED, "files", "skipped_files", "words", "getattr_strings")
+_BY_FILE = ("words", "getattr_strings")  # rows that say nothing of their file but its id: read with its path
 
 
 def table_rows(db_path: Path) -> dict[str, list[str]]:
@@ -48,7 +49,9 @@ def table_rows(db_path: Path) -> dict[str, list[str]]:
         out = {}
         for table in TABLES:
             drop = " EXCLUDE (file_id)" if "file_id" in BY_NAME[table].names() else ""
-            out[table] = sorted(map(repr, con.execute(f"SELECT *{drop} FROM {table}").fetchall()))
+            rows = f"SELECT f.path, t.*{drop} FROM {table} t LEFT JOIN files f USING (file_id)" if table in _BY_FILE \
+                else f"SELECT *{drop} FROM {table}"
+            out[table] = sorted(map(repr, con.execute(rows).fetchall()))
         return out
     finally:
         con.close()

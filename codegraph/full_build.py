@@ -15,7 +15,7 @@ from .build import (Build, Chunk, Writer, by_language, external_imports, extract
 from .columns import arrow_schema, concat, insert_rows
 from .languages import language
 from .library_cache import LibraryCache, find_layer, layer_key, read_layer, view_layer, write_layer
-from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
+from .schema import BY_NAME, EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES, words_sql
 from .semantic.models import get_model
 from .semantic.store import build_vector_cache, vectors_path
 
@@ -138,6 +138,7 @@ def full_build(build: Build) -> None:
             phase("writing")
             for write in after:
                 write(con)
+            con.execute(words_sql("TRUE"))
             insert_rows(con, "files", file_rows)
             insert_rows(con, "files", lib_files, schema_name=LIBRARY_SCHEMA)
             insert_rows(con, "skipped_files", [skip_row(s, by_path) for s in skips])

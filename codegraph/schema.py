@@ -329,6 +329,19 @@ TABLES: tuple[Table, ...] = (
               _c("weight", "FLOAT", "its weighted count: 3 in the name, 1.5 in the docstring's first line, ...",
                  True, "index"),
               _c("length", "FLOAT", "the sum of the symbol's weights (BM25's document length)", True, "index"))),
+    Table("words", "the bare names each file's code writes, one row a name: its calls' callee names, the last "
+          "part of its references and bases, its imports' names and their modules' last parts; an update "
+          "reads from it the few files a definition that came or went by a name may concern before it reads "
+          "their calls and references (Python's)", (
+              _c("file_id", "BIGINT", "the file", True, "index"),
+              _c("word", "VARCHAR", "a name as written (`f` of `a.b.f()`)", True, "index"))),
+    Table("getattr_strings", "Python: what each getattr with a string may name (`getattr(obj, 'on_' + kind)`, "
+          "or the value of the local it names): the start of the names and whether they are upper-cased; an "
+          "update reads it to find the files an added definition may be reached from by name", (
+              _c("file_id", "BIGINT", "the file", True, "index"),
+              _c("start", "VARCHAR", "what the names start with, in either case ('' when only their case is "
+                 "known)", True, "index"),
+              _c("capitals", "BOOLEAN", "only names in capitals (`kind.upper()`)", True, "index"))),
     Table("embeddings", "one vector per definition (modules, classes, members, globals, nested functions), keyed by "
           "the symbol's `id`; created by `codegraph index` unless `--no-embed`. `meta` records `embedding_model`, "
           "`embedding_dim` and the model's IDF weights; vectors of two models never mix", (
@@ -388,6 +401,27 @@ RESOLVED: dict[str, tuple[str, ...]] = {t: BY_NAME[t].names("resolve") for t in 
 PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "type", "alias", "return", "container",
                                         "flow", "override", "wrapper", "partial", "lambda", "implicit",
                                         "getattr", "name")
+# The words table's rows: per table, the expressions that give a name as written, of the rows the
+# parser gave (WORD_ROWS: not the calls rows resolution adds, a constructor's `__init__` or
+# `__new__`, a property read's and another answer's, whose names are dunders or written in the
+# file's own rows: so a file's words follow its text alone). Each is what a rule of Python's
+# updates compares with a bare name (its `_BY_NAME` parts), so a file whose words hold none of a
+# set of names (none a dunder) has no row those rules select by them.
+WORD_OF: dict[str, tuple[str, ...]] = {
+    "calls": ("callee_name",), "refs": ("split_part(text, '.', -1)",),
+    "imports": ("name", "split_part(imported_module, '.', -1)"), "inheritance": ("split_part(base_text, '.', -1)",)}
+WORD_ROWS = {"calls": "NOT alternative AND kind NOT IN ('init', 'property')"}
+
+
+def words_sql(where: str) -> str:
+    """SQL: insert the words of the files `where` selects (ordered, so a lookup of a few names
+    reads few of the table's row groups)."""
+    parts = " UNION ALL ".join(f"SELECT file_id, {expr} AS word FROM {table} WHERE {where}"
+                               + (f" AND {WORD_ROWS[table]}" if table in WORD_ROWS else "")
+                               for table, exprs in WORD_OF.items() for expr in exprs)
+    return f"INSERT INTO words SELECT DISTINCT file_id, word FROM ({parts}) WHERE word IS NOT NULL ORDER BY word, file_id"
+
+
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
 

@@ -22,10 +22,10 @@ from . import __version__, db
 from .errors import SchemaMismatch
 from .build import (Build, IndexReport, Progress, Rebuild, by_language, external_imports, extract_chunks, modules_of,
                     skip_row, summarise, term_stats, write_embeddings)
-from .columns import IN_GONE, concat, insert_arrow, insert_rows, keep_values
+from .columns import IN_FRESH, IN_GONE, concat, insert_arrow, insert_rows, keep_values
 from .languages import language
 from .sources import Skip, SourceFile
-from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES
+from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES, words_sql
 from .semantic.models import EmbeddingError, EmbeddingModel, get_model
 from .semantic.store import VectorCache, build_vector_cache, model_from_meta, vectors_path
 
@@ -233,7 +233,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         resolution = language(name).resolution()
         group = groups.setdefault(name, {table: concat(table, []) for table in EXTRACTED})
         plans[name] = (resolution, resolution.plan_update(con, group) if resolution is not None else None)
-    for name in (*EXTRACTED, "files", "terms", "reads", *(("embeddings",) if model else ())):
+    for name in (*EXTRACTED, "files", "terms", "reads", "words", "getattr_strings", *(("embeddings",) if model else ())):
         con.execute(f'DELETE FROM "{name}" WHERE {IN_GONE}')
     if model is not None:
         write_embeddings(con, model, [c.vectors for c in chunks], progress=progress)
@@ -253,6 +253,7 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
                 insert_arrow(con, table, groups[name][table])
         else:
             report.reresolved += resolution.apply_update(con, plan, groups[name], modules)
+    con.execute(words_sql(IN_FRESH))  # the files parsed now have their rows, and no other file's words changed
     for fid, mtime in touched:
         con.execute("UPDATE files SET mtime_ns = $m WHERE file_id = $f", {"m": mtime, "f": fid})
     con.execute("DELETE FROM skipped_files")

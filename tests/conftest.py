@@ -80,7 +80,8 @@ def rows(con, sql, params=None):
 
 
 GRAPH_TABLES = ("files", "modules", "classes", "members", "globals", "parameters", "bindings", "imports", "calls",
-                "refs", "inheritance", "nested_functions", "skipped_files")
+                "refs", "inheritance", "nested_functions", "skipped_files", "words", "getattr_strings")
+_BY_FILE = ("words", "getattr_strings")  # rows that say nothing of their file but its id: read with its path
 
 
 def snapshot(db_path):
@@ -88,7 +89,9 @@ def snapshot(db_path):
     the same files must be equal."""
     con = duckdb.connect(str(db_path), read_only=True)
     try:
-        return {table: con.execute(f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL" if table != "skipped_files"
-                                   else f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in GRAPH_TABLES}
+        return {table: con.execute(
+            f"SELECT f.path, t.* EXCLUDE (file_id) FROM {table} t LEFT JOIN files f USING (file_id) ORDER BY ALL"
+            if table in _BY_FILE else f"SELECT * EXCLUDE (file_id) FROM {table} ORDER BY ALL"
+            if table != "skipped_files" else f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in GRAPH_TABLES}
     finally:
         con.close()

@@ -165,6 +165,16 @@ def test_a_kept_method_of_a_class_whose_subclass_gains_an_override_is_resolved_a
     assert ("p.m.Base.run", "p.m.Sub.step", "override") in edges
 
 
+def test_a_kept_function_calling_a_name_its_file_gains_is_resolved_again(tmp_path, monkeypatch):
+    # the rules by name read only the files whose words hold the name (schema.WORD_OF): the
+    # changed file's are of its whole old text, so its functions kept apart are among them
+    later = "def later():\n    return spare()\n"
+    files = {"p/__init__.py": "", "p/m.py": later}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/m.py": later + "\n\ndef spare():\n    return 1\n"})
+    assert "p.m.later" in handed
+    assert ("p.m.later", "p.m.spare", "local") in edges
+
+
 def test_a_kept_function_whose_return_reads_a_changed_value_by_its_bare_name_passes_it_on(tmp_path, monkeypatch):
     shells = ("class Shell:\n    pass\n\n\nclass Bash(Shell):\n    pass\n\n\n"
               "SHELLS = {{'bash': {}}}\n\n\ndef pick(name):\n    return SHELLS.get(name)\n")

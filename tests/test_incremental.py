@@ -288,6 +288,41 @@ def test_a_function_added_to_a_module_reaches_getattr_on_that_module_and_no_othe
         con.close()
 
 
+def test_a_getattr_string_edited_in_its_file_is_what_the_next_update_reads(tmp_path):
+    """What a file's getattr strings may name is kept per file (getattr_strings) and read by the
+    next update: edited, the file's own row follows (equal to a rebuild's), and a method the
+    edited string now names, added in another file, reaches it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "act.py").write_text(textwrap.dedent("""\
+        from box import Box
+
+        def act(kind):
+            return getattr(Box(), "on_" + kind)()
+        """))
+    (repo / "box.py").write_text("class Box:\n    def on_open(self):\n        return 1\n")
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+
+    def step(name):
+        updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+        assert updated.mode == "update", name
+        rebuilt = index_repository(repo, tmp_path / f"{name}.duckdb", jobs=1, libraries=False, embed=False)
+        assert snapshot(db) == snapshot(rebuilt.db_path), name
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return (con.execute("SELECT start FROM getattr_strings").fetchall(),
+                    sorted(r[0] for r in con.execute("SELECT resolved_callee FROM calls WHERE resolution = 'getattr'"
+                                                     ).fetchall()))
+        finally:
+            con.close()
+
+    (repo / "act.py").write_text((repo / "act.py").read_text().replace('"on_"', '"do_"'))
+    assert step("edited") == ([("do_",)], [])
+    (repo / "box.py").write_text((repo / "box.py").read_text() + "\n    def do_close(self):\n        return 2\n")
+    assert step("added") == ([("do_",)], ["box.Box.do_close"])
+
+
 def _reader(db_path, sql):
     """A process that opens the graph read-only, answers `sql` once, waits for a line, answers again."""
     code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1], read_only=True); q = sys.argv[2]\n"

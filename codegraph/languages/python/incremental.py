@@ -20,7 +20,8 @@ from .expressions import _LOCALS, _METHOD_KINDS, CASED_NAME, _function_scopes, I
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
-                         call_sites, class_bases, definition_rows, evidence_sql, keeping_sites, resolve_tables,
+                         call_sites, class_bases, definition_rows, evidence_sql, getattr_strings_sql, keeping_sites,
+                         resolve_tables,
                          scope_keys, storing_methods, written_values)
 from .carry import Carried, answered_imports, carriers_of, carry, give_back, reached_as_modules
 from .learning import OnFirstRead, learning_resolver
@@ -251,22 +252,10 @@ def _owner(dotted: str) -> str:
 # import), and those whose calls a sibling of an
 # added definition answers by a string, a container or a return (a registry or visitor in another
 # file gains a member).
-_CASED_NAME = f"'^{CASED_NAME}$'"
-# getattr's name as written, or the value of the local it names: the start of the names it may give,
-# and whether it is upper-cased (only names in capitals: `node.__name__.upper()`); the getattr calls
-# read once (a scan of every call costs 10 ms on the stdlib's graph); `home`, the file holding its
-# module's imports (a carrier's, carry.py: its file's)
-_GETATTR_NAMES = f"""
-    WITH g AS MATERIALIZED (SELECT file_id, caller_qualname, arguments[2] AS said FROM calls
-                            WHERE callee_text = 'getattr' AND len(arguments) >= 2)
-    SELECT s.file_id, coalesce(k.file_id, s.file_id) AS home,
-           regexp_extract(said, '^[rRbBfFuU]*["'']([A-Za-z_][A-Za-z_0-9]*)', 1) AS start,
-           ends_with(said, '.upper()') AS capitals
-    FROM (SELECT file_id, said FROM g
-          UNION ALL SELECT g.file_id, b.value FROM g
-          JOIN bindings b ON b.scope_qualname = g.caller_qualname AND b.name = regexp_extract(g.said, {_CASED_NAME}, 1)) s
-    LEFT JOIN _carriers k ON k.carrier = s.file_id
-"""
+# What each file's getattr with a string may give, as stored (getattr_strings: a changed file's as it
+# was; a rule reaching it reaches the functions of it kept apart, carry.reached_as_modules);
+# `home`, the file holding its module's imports
+_GETATTR_NAMES = "SELECT file_id, file_id AS home, start, capitals FROM getattr_strings"
 # May the name n be one of those (Values._attribute_names)? It has the start, in either case (the
 # string may be cased), and is in capitals where the string is upper-cased.
 _GIVES = """((c.start <> '' OR c.capitals) AND starts_with(lower({n}), lower(c.start))
@@ -287,15 +276,31 @@ _NAMED_BY_STRING_SQL = f"""
 # Whatever else changed: the calls and property reads an added method may answer as an override (`x: Base; x.f()`
 # runs a new subclass's f too) or that a guess by name (Resolver.by_name) gains or loses, and
 # what getattr with a string may now give (_NAMED_BY_STRING_SQL).
-_OVERRIDES_AND_GUESSES = (
-    """SELECT file_id FROM calls WHERE callee_name IN (SELECT v FROM _added)
-        AND (resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name') OR kind = 'property')""",
-    """SELECT file_id FROM calls WHERE resolved_callee IS NULL
-        AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)""",
-    "SELECT file_id FROM refs WHERE resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)",
-    """SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-        AND split_part(text, '.', -1) IN (SELECT split_part(v, '.', -1) FROM _removed)""",
-    _NAMED_BY_STRING_SQL)
+# The parts that select rows by a bare name that came (_added) or went (the last parts of _removed),
+# each a table and a condition comparing one of its WORD_OF expressions (schema.py) with them: a
+# file whose words hold none of those names has no row they select.
+_GUESSED_BY_NAME = (
+    ("calls", """callee_name IN (SELECT v FROM _added)
+        AND (resolution IN ('self', 'type', 'flow', 'alias', 'override', 'name') OR kind = 'property')"""),
+    ("calls", "resolved_callee IS NULL AND callee_name IN (SELECT split_part(v, '.', -1) FROM _removed)"),
+    ("refs", "resolution = 'name' AND split_part(text, '.', -1) IN (SELECT v FROM _added)"),
+    ("refs", "resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT split_part(v, '.', -1) FROM _removed)"))
+_ANSWERED_BY_NAME = (
+    ("calls", "(resolved_callee IS NULL OR resolution = 'external') AND callee_name IN (SELECT v FROM _added)"),
+    ("imports", """resolved_qualname IS NULL
+        AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))"""),
+    ("inheritance", "resolved_base IS NULL AND split_part(base_text, '.', -1) IN (SELECT v FROM _added)"),
+    ("refs", "resolved_qualname IS NULL AND split_part(text, '.', -1) IN (SELECT v FROM _added)"))
+
+
+def _by_name(parts: Iterable[tuple[str, str]], among_named: bool = False) -> tuple[str, ...]:
+    """The parts as statements; with among_named, of the files _named only (their words hold a name
+    of them, and the carriers of those: carry.py)."""
+    within = f" AND {among('file_id', '_named')}" if among_named else ""
+    return tuple(f"SELECT file_id FROM {table} WHERE ({condition}){within}" for table, condition in parts)
+
+
+_OVERRIDES_AND_GUESSES = (*_by_name(_GUESSED_BY_NAME), _NAMED_BY_STRING_SQL)
 _OVERRIDES_AND_GUESSES_SQL = "\n    UNION ".join(_OVERRIDES_AND_GUESSES)
 # The def-only change: the files that pointed at a removed definition, or hold an unresolved
 # name (or a call an added override may answer) that an added one may now answer.
@@ -304,24 +309,40 @@ _NAMES_CHANGED = (
     """SELECT file_id FROM imports
         WHERE resolved_qualname IN (SELECT v FROM _removed) OR resolved_module IN (SELECT v FROM _removed)""",
     "SELECT file_id FROM inheritance WHERE resolved_base IN (SELECT v FROM _removed)",
-    """SELECT file_id FROM calls WHERE (resolved_callee IS NULL OR resolution = 'external')
-        AND callee_name IN (SELECT v FROM _added)""",
-    *_OVERRIDES_AND_GUESSES,
-    """SELECT file_id FROM imports WHERE resolved_qualname IS NULL
-        AND (name IN (SELECT v FROM _added) OR split_part(imported_module, '.', -1) IN (SELECT v FROM _added))""",
-    """SELECT file_id FROM inheritance WHERE resolved_base IS NULL
-        AND split_part(base_text, '.', -1) IN (SELECT v FROM _added)""",
     "SELECT file_id FROM refs WHERE resolved_qualname IN (SELECT v FROM _removed)",
-    """SELECT file_id FROM refs WHERE resolved_qualname IS NULL
-        AND split_part(text, '.', -1) IN (SELECT v FROM _added)""",
+    _NAMED_BY_STRING_SQL,
     _CLASS_STATEMENTS_SQL,
     _IMPLICIT_USES_SQL)
+_BY_NAME = (*_GUESSED_BY_NAME, *_ANSWERED_BY_NAME)
+# The files whose words hold one of the names that came or went (_came_or_went)
+_NAMED_SQL = "SELECT DISTINCT file_id FROM words WHERE word IN (SELECT v FROM _came_or_went)"
+_NAMED_AT_MOST = 64  # files a part by name is read of (columns.among); past it, of every file
 
 
-def _names_changed_sql(removed: bool) -> str:
-    """_NAMES_CHANGED as one statement; without its parts that read _removed when nothing was
-    removed (each selects only rows naming a removed definition, and scans a table for none)."""
-    return "\n    UNION ".join(part for part in _NAMES_CHANGED if removed or "_removed" not in part)
+def _named(con: duckdb.DuckDBPyConnection, added: set[str], removed: set[str], carried: Carried) -> int | None:
+    """The files whose words hold a bare name that came (`added`) or went (of `removed`), and
+    their carriers (what a changed file's functions wrote is in its words), kept as the listed
+    set _named: how many; None when more than _NAMED_AT_MOST, or when a name is a dunder (the
+    calls rows resolution adds, whose words the table leaves out, have such names: WORD_ROWS)."""
+    names = added | {q.rpartition(".")[2] for q in removed}
+    if any(name.startswith("__") and name.endswith("__") for name in names):
+        return None
+    register_values(con, "_came_or_went", sorted(names))
+    files = {r[0] for r in con.execute(_NAMED_SQL).fetchall()}
+    files |= carriers_of(carried, files)
+    if len(files) > _NAMED_AT_MOST:
+        return None
+    register_values(con, "_named", sorted(files), pa.int64(), listed=True)
+    return len(files)
+
+
+def _names_changed_sql(removed: bool, named: int | None) -> str:
+    """_NAMES_CHANGED and the parts by name as one statement; without the parts that read _removed
+    when nothing was removed (each selects only rows naming a removed definition, and scans a
+    table for none); the parts by name only of the files _named when `named` (how many: none, no
+    part by name), all the files' when None."""
+    by_name = () if named == 0 else _by_name(_BY_NAME, among_named=named is not None)
+    return "\n    UNION ".join(part for part in (*_NAMES_CHANGED, *by_name) if removed or "_removed" not in part)
 # The files that use a definition of the files _ids whose value, as other files can see it, holds
 # an unresolved name ending in one of _names: a class or module attribute, or what a function
 # returns (through each name it binds: `x = d.handler; return x`). Uses: calls, refs and imports
@@ -890,7 +911,8 @@ def plan_update(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> P
                                             if item[0] == "def"}))
     if def_like and (changed or remade):  # remade: a class's metaclass keyword changed
         removed = bool(old_interface - new_interface)
-        affected = [r[0] for r in con.execute(_names_changed_sql(removed), flags).fetchall()]
+        named = _named(con, added_names, {item[1] for item in old_interface - new_interface}, carried)
+        affected = [r[0] for r in con.execute(_names_changed_sql(removed, named), flags).fetchall()]
         others = sorted(set(affected) - set(gone_ids))
         if others:
             # A name means something else now: so does a value of these files that says it
@@ -1046,4 +1068,6 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
         insert_arrow(con, "imports", answered)
     update_by_id(con, "classes", bases)
     give_back(con, plan.carried)
+    register_values(con, "_ids", pc.unique(fresh["modules"].column("file_id")).to_pylist(), pa.int64(), listed=True)
+    con.execute(f"INSERT INTO getattr_strings {getattr_strings_sql(among('{file_id}', '_ids'), few=True)}")  # this language's
     return len(set(affected) - plan.carried.of.keys()) + len(flowing - plan.carried.of.keys())
