@@ -410,7 +410,9 @@ PROJECT_RESOLUTIONS: tuple[str, ...] = ("local", "import", "self", "super", "typ
 WORD_OF: dict[str, tuple[str, ...]] = {
     "calls": ("callee_name",), "refs": ("split_part(text, '.', -1)",),
     "imports": ("name", "split_part(imported_module, '.', -1)"), "inheritance": ("split_part(base_text, '.', -1)",)}
-WORD_ROWS = {"calls": "NOT alternative AND kind NOT IN ('init', 'property')"}
+# A calls row as the parser gave it: the init, property and alternative rows come with resolution
+PARSED_CALLS_SQL = "kind NOT IN ('init', 'property') AND NOT alternative"
+WORD_ROWS = {"calls": PARSED_CALLS_SQL}
 
 
 def words_sql(where: str) -> str:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...columns import IN_FRESH, column_lists, register_values
-from ...schema import BY_NAME
+from ...schema import BY_NAME, PARSED_CALLS_SQL
 from ..base import stable_id
 from .expressions import _LOCALS
 from .resolution import IMPORT_KEY, RESOLVED_COLUMNS, with_answers
@@ -38,8 +38,6 @@ UNIT_TABLES: dict[str, str] = {
     "inheritance": "class_qualname", "calls": "caller_qualname", "refs": "scope_qualname",
 }
 _FUNCTIONS = {"members": ("method", "classmethod", "staticmethod", "property"), "globals": ("function",)}
-# The calls rows resolution adds (an __init__ run, a property read, a second answer): not the parser's.
-_PARSED_CALLS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
 _MARK = " (its unchanged functions)"  # a carrier's path: never a path of the repository's
 
 
@@ -96,7 +94,7 @@ class _Side:
 def _file_tables(con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, pa.Table]:
     out = {}
     for name in UNIT_TABLES:
-        where = "WHERE file_id = $f" + (_PARSED_CALLS if name == "calls" else "")
+        where = "WHERE file_id = $f" + (f" AND {PARSED_CALLS_SQL}" if name == "calls" else "")
         out[name] = con.execute(f'SELECT {", ".join(BY_NAME[name].names("extract"))} FROM "{name}" {where}',
                                 {"f": file_id}).to_arrow_table()
     return out

@@ -15,14 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...columns import IN_GONE, among, column_lists, concat, extracted, insert_arrow, keep_values, register_values, update_by_id
-from ...schema import CALLABLE_KINDS, CALLABLES_AND_CLASSES, DEFINITION, PROJECT_CALL_SQL, RESOLVED_TABLES
+from ...schema import CALLABLE_KINDS, CALLABLES_AND_CLASSES, DEFINITION, PARSED_CALLS_SQL, PROJECT_CALL_SQL, RESOLVED_TABLES
 from .expressions import _LOCALS, _METHOD_KINDS, CASED_NAME, _function_scopes, IMPLICIT_PROTOCOLS, IN_CAPITALS, KEEPING, PROTOCOL_CALLS
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
                          call_sites, class_bases, definition_rows, evidence_sql, getattr_strings_sql, keeping_sites,
-                         resolve_tables,
-                         scope_keys, storing_methods, written_values)
+                         resolve_tables, scope_keys, storing_methods, written_values)
 from .carry import Carried, answered_imports, carriers_of, carry, give_back, reached_as_modules
 from .learning import OnFirstRead, learning_resolver
 
@@ -75,7 +74,7 @@ _FLOW_TARGETS_SQL = f"""
     SELECT DISTINCT resolved_callee FROM calls
     WHERE ($gone AND ({IN_GONE} OR {_IN_PARTS})
            OR file_id IN (SELECT file_id FROM _affected) AND NOT {_IN_PARTS})
-      AND NOT file_id IN (SELECT v FROM _steady)
+      AND file_id NOT IN (SELECT v FROM _steady)
       AND len(arguments) > 0 AND {SITE_ROWS_SQL} AND resolved_callee IS NOT NULL
 """
 # The steady files' calls that pass arguments, with what _Steady.moves reads of them
@@ -571,9 +570,7 @@ class ScopeLoader:
             start = end
 
 
-# A call's rows as the parser gave them: the init, property and alternative rows come again with
-# resolution.
-_FIRST_ROWS = " AND kind NOT IN ('init', 'property') AND NOT alternative"
+_FIRST_ROWS = f" AND {PARSED_CALLS_SQL}"  # a call's rows as the parser gave them
 
 
 def _interface_from_db(con: duckdb.DuckDBPyConnection) -> set[tuple]:
@@ -732,7 +729,7 @@ def _given(resolver, callees: Iterable[str | None]) -> set[str]:
 
 # The local names and parameters of the steady files whose value, default or annotation says one
 # of the words ($words).
-_SAYING_SCOPES_SQL = f"""
+_SAYING_SCOPES_SQL = """
     SELECT scope_qualname FROM bindings WHERE file_id IN (SELECT v FROM _steady) AND kind <> 'return'
         AND regexp_matches(concat_ws(' ', value, annotation), $words)
     UNION SELECT owner_qualname FROM parameters WHERE file_id IN (SELECT v FROM _steady)
@@ -986,7 +983,7 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     changed, overridden, affected, fresh_ids = plan.changed, plan.overridden, plan.affected, plan.fresh_files
     gone_ids = {r[0] for r in con.execute("SELECT file_id FROM _gone").fetchall()}
     # What the resolver needs from the rest of the repository, learned as its lookups ask.
-    where = f"WHERE file_id IN (SELECT file_id FROM _affected)"
+    where = "WHERE file_id IN (SELECT file_id FROM _affected)"
     resolver, learner = learning_resolver(con, fresh, modules)
     if len(affected) + len(fresh_ids) > LEARNED_AT_MOST:  # and again once the files arguments flow into are known
         learner.everything()
@@ -1053,7 +1050,7 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     callers = sorted({site[-1] for site in sites})
     if callers:
         register_values(con, "_ids", callers, pa.int64())
-        resolver.learn_scopes(*scope_keys({name: extracted(con, name, f"WHERE file_id IN (SELECT v FROM _ids)")
+        resolver.learn_scopes(*scope_keys({name: extracted(con, name, "WHERE file_id IN (SELECT v FROM _ids)")
                                            for name in SCOPE_TABLES}))
     classes = concat("classes", [extracted(con, "classes", where), fresh["classes"]])
     flow_sites = [(callee, how, kind, arguments, modules[fid], caller) for callee, how, kind, arguments, caller, fid
