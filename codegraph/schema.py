@@ -426,6 +426,8 @@ def words_sql(where: str) -> str:
 
 PROJECT_CALL_SQL = "resolution IN (" + ", ".join(f"'{r}'" for r in PROJECT_RESOLUTIONS) + ")"
 GRAPH_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.name != "meta" and not t.optional)
+# The tables whose rows are a file's (a file_id column): an update replaces a changed file's rows in each
+FILE_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if "file_id" in t.names())
 
 
 def macros_sql() -> str:

@@ -25,7 +25,7 @@ from .build import (Build, IndexReport, Progress, Rebuild, by_language, external
 from .columns import IN_FRESH, IN_GONE, concat, insert_arrow, insert_rows, keep_values
 from .languages import language
 from .sources import Skip, SourceFile
-from .schema import EXTRACTED, LIBRARY_SCHEMA, RESOLVED_TABLES, words_sql
+from .schema import EXTRACTED, FILE_TABLES, LIBRARY_SCHEMA, RESOLVED_TABLES, words_sql
 from .semantic.models import EmbeddingError, EmbeddingModel, get_model
 from .semantic.store import VectorCache, build_vector_cache, model_from_meta, vectors_path
 
@@ -233,8 +233,9 @@ def _apply_update(con, target: Path, report: IndexReport, meta: dict, model, old
         resolution = language(name).resolution()
         group = groups.setdefault(name, {table: concat(table, []) for table in EXTRACTED})
         plans[name] = (resolution, resolution.plan_update(con, group) if resolution is not None else None)
-    for name in (*EXTRACTED, "files", "terms", "reads", "words", "getattr_strings", *(("embeddings",) if model else ())):
-        con.execute(f'DELETE FROM "{name}" WHERE {IN_GONE}')
+    for name in FILE_TABLES:
+        if name != "embeddings" or model is not None:  # the vectors' table: only in a graph with embeddings
+            con.execute(f'DELETE FROM "{name}" WHERE {IN_GONE}')
     if model is not None:
         write_embeddings(con, model, [c.vectors for c in chunks], progress=progress)
     for name in EXTRACTED:  # each language's rows, as its plan left them (it may keep some where they are)

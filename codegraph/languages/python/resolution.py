@@ -747,10 +747,10 @@ def resolve_full(project: dict[str, pa.Table], library: dict[str, pa.Table], mod
     del ours
     bases.append((class_bases(resolver, classes[0]), "classes"))
 
-    def write_bases(con: duckdb.DuckDBPyConnection) -> None:
+    def write_last(con: duckdb.DuckDBPyConnection) -> None:
         for table, name in bases:
             update_by_id(con, name, table)
         register_values(con, "_python_files", python_files, pa.int64())
         con.execute(f"INSERT INTO getattr_strings {getattr_strings_sql('{file_id} IN (SELECT v FROM _python_files)')}")
 
-    return write_bases
+    return write_last
