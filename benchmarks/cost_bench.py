@@ -119,9 +119,9 @@ print(json.dumps({"seconds": seconds, "reresolved": reresolved}))
 """
 # Edits of CPython 3.11's standard library, in order, each (name, path, text replaced or None to
 # append, new text): how far each reaches differs. A function in a leaf module, or beside classes
-# deriving from others, changes no class; a class with a base is a new definition; a comment, and
-# a local value in a method of the stdlib's most used class, change nothing another function reads; a return
-# statement and a signature change what a function says it returns (its callers', and their
+# deriving from others, changes no class; a class with a base is a new definition; a comment, a
+# local value (a number) and a comment in a method of the stdlib's most used class change nothing
+# another function reads, an expression there what its calls pass on; a return statement and a signature change what a function says it returns (its callers', and their
 # callers', values may change); a changed base changes what every call on an instance of that
 # class or its subclasses may run.
 SCALE_EDITS = (
@@ -132,6 +132,9 @@ SCALE_EDITS = (
     ("comment in a widely used module", "unittest/case.py", "class TestCase(object):\n",
      "class TestCase(object):  # the base of every test\n"),
     ("method body, its interface kept", "unittest/case.py", "                places = 7\n", "                places = 6\n"),
+    ("comment in a method body", "unittest/case.py", "            # shortcut\n", "            # equal: almost equal too\n"),
+    ("expression in a method body", "unittest/case.py", "        diff = abs(first - second)\n",
+     "        diff = abs(second - first)\n"),
     ("return of a base class's method", "unittest/case.py",
      '        return doc.strip().split("\\n")[0].strip() if doc else None',
      '        return doc.strip().split("\\n")[0] if doc else None'),

@@ -5,6 +5,7 @@ and never imports pyarrow."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
 import duckdb
@@ -105,6 +106,11 @@ def _listed(con: duckdb.DuckDBPyConnection, name: str, values: list, kind: pa.Da
     if not pa.types.is_integer(kind):
         raise TypeError(f"only numbers are listed, not {kind}")
     con.execute(f"SET VARIABLE {name} = [{', '.join(str(int(v)) for v in values)}]::BIGINT[]")
+
+
+def sql_string(text: str | Path) -> str:
+    """`text` as an SQL string literal (a path in ATTACH, read_parquet, a setting)."""
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def among(expr: str, name: str) -> str:

@@ -33,6 +33,7 @@ if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _Absent)
 
 from . import __version__, schema
 from .cachedir import layers_folder
+from .columns import sql_string
 from .errors import (CodegraphError, DatabaseCorrupt, DatabaseLocked, DatabaseNotFound, QueryError, QueryRejected,
                      QueryTimeout, SchemaMismatch)
 from .graphfile import MAX_RESULT_BYTES, QueryResult
@@ -115,7 +116,7 @@ def connect_readonly(path: Path | str) -> duckdb.DuckDBPyConnection:
                                      "connection first")
             return con
         folder = str(layers_folder()) + os.sep
-        con.execute("SET allowed_directories = [" + "'" + folder.replace("'", "''") + "']")
+        con.execute(f"SET allowed_directories = [{sql_string(folder)}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except BaseException:

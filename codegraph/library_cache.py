@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .cachedir import cache_folder, layers_folder
-from .columns import arrow_schema, insert_arrow, insert_rows
+from .columns import arrow_schema, insert_arrow, insert_rows, sql_string
 from .schema import BY_NAME, EXTRACTED, SCHEMA_VERSION
 from .sources import SourceFile
 
@@ -188,7 +188,7 @@ def write_layer(key: str, con: duckdb.DuckDBPyConnection, schema_name: str) -> N
     try:
         partial.mkdir(parents=True, mode=0o700)
         for name, path in layer_files(partial).items():
-            con.execute(f'COPY (SELECT * FROM {schema_name}."{name}") TO {_quoted(path)} (FORMAT parquet)')
+            con.execute(f'COPY (SELECT * FROM {schema_name}."{name}") TO {sql_string(path)} (FORMAT parquet)')
         (partial / _USED).touch()
         try:
             os.rename(partial, here / key)
@@ -220,15 +220,11 @@ def _evict(here: Path) -> None:
             shutil.rmtree(version, ignore_errors=True)
 
 
-def _quoted(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def view_layer(con: duckdb.DuckDBPyConnection, folder: Path, schema_name: str) -> None:
     """Make the tables of `schema_name` views of the layer in `folder`."""
     for name, path in layer_files(folder).items():
         con.execute(f'DROP TABLE {schema_name}."{name}"')
-        con.execute(f'CREATE VIEW {schema_name}."{name}" AS SELECT * FROM read_parquet({_quoted(path)})')
+        con.execute(f'CREATE VIEW {schema_name}."{name}" AS SELECT * FROM read_parquet({sql_string(path)})')
 
 
 def read_layer(folder: Path, names: tuple[str, ...]) -> dict[str, pa.Table]:

@@ -246,3 +246,67 @@ def test_a_changed_file_whose_imported_name_went_resolves_its_imports_again(tmp_
     work.write_text(work.read_text().replace("def make():\n    return A()\n", "def make():\n    return B()\n"))
     kinds.write_text(kinds.read_text().replace("class B:", "class C:"))  # both at once: work's `import B` now names nothing
     assert "p.work" in _imports_handed(tmp_path, monkeypatch, root)  # and the graph is the rebuild's (_update)
+
+
+COUNTED = '''\
+from p.kinds import A, B
+
+
+def run(cb, times):
+    return [cb() for _ in range(times)]
+
+
+def twice():
+    """Run A twice."""
+    times = 2  # the count
+    return run(A, times)[0].run()
+
+
+def pick():
+    kind = 0
+    return kind().run()
+'''
+
+
+@pytest.mark.parametrize("old, new, value", [
+    ("times = 2  # the count", "times = 3  # the count", "3"),  # a number for a number
+    ("# the count", "# how many", "2"),  # a comment in the function
+    ('"""Run A twice."""', '"""Run A two times."""', "2"),  # its docstring
+    ("times = 2", "times = -2.5", "-2.5"),
+], ids=["number", "comment", "docstring", "signed-float"])
+def test_a_function_changed_only_in_text_no_answer_reads_keeps_its_answers_and_has_its_new_rows(
+        tmp_path, monkeypatch, old, new, value):
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/use.py": COUNTED}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/use.py": COUNTED.replace(old, new)})
+    assert "p.use.twice" not in handed and "p.use.run" not in handed  # nothing it passes changed
+    assert ("p.use.twice", "p.use.run") in {e[:2] for e in edges}
+    con = duckdb.connect(str(tmp_path / "repo" / ".codegraph" / "graph.duckdb"), read_only=True)
+    try:  # the rows are the new text's (as a rebuild's: _update compares them all)
+        source, = con.execute("SELECT source FROM globals WHERE qualname = 'p.use.twice'").fetchone()
+        values = [r[0] for r in con.execute("SELECT value FROM bindings WHERE scope_qualname = 'p.use.twice' "
+                                            "AND name = 'times'").fetchall()]
+    finally:
+        con.close()
+    assert new in source
+    assert values == [value]
+
+
+@pytest.mark.parametrize("new, now", [
+    ("kind = B", "p.kinds.B.run"),  # a number for a name: what the call runs changes
+    ("kind = '0'", None),  # a string may name something (getattr): resolved again
+], ids=["name", "string"])
+def test_a_function_whose_number_became_something_else_is_resolved_again(tmp_path, monkeypatch, new, now):
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/use.py": COUNTED}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/use.py": COUNTED.replace("kind = 0", new)})
+    assert "p.use.pick" in handed and "p.use.twice" not in handed
+    if now is not None:
+        assert ("p.use.pick", now) in {e[:2] for e in edges}
+
+
+def test_a_renumbered_function_the_change_reaches_is_resolved_again_with_its_new_rows(tmp_path, monkeypatch):
+    counted = COUNTED.replace("    times = 2  # the count\n", "    times = 2  # the count\n    later()\n")
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/use.py": counted}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {  # it calls a name its file gains
+        "p/use.py": counted.replace("times = 2", "times = 7") + "\n\ndef later():\n    return 1\n"})
+    assert "p.use.twice" in handed
+    assert ("p.use.twice", "p.use.later") in {e[:2] for e in edges}

@@ -866,7 +866,7 @@ def test_updates_that_learn_everything_part_way_equal_a_rebuild(flow_repo, tmp_p
     to resolve the maps become plain ones after some are learned. Every edit still equals its
     rebuild, and the switch did happen."""
     if switch == "all_learned_in_place":
-        monkeypatch.setattr(learning, "_BATCHES_AT_MOST", 1)
+        monkeypatch.setattr(learning, "BATCHES_AT_MOST", 1)
     else:
         monkeypatch.setattr(incremental, "LEARNED_AT_MOST", 0)
     learners = []

@@ -849,3 +849,72 @@ def test_a_base_read_through_the_class_tree_resolves_in_an_update_as_in_a_rebuil
     finally:
         con.close()
     assert bases == ["tests_x.TestIntEnum.enum_type"]
+
+
+def _file_size(db_path):
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        total, free = con.execute("SELECT total_blocks * block_size, free_blocks FROM pragma_database_size() "
+                                  "WHERE database_name = current_database()").fetchone()
+        return total, free, con.execute("SELECT value FROM meta WHERE key = 'whole_bytes'").fetchone()
+    finally:
+        con.close()
+
+
+def _edit_models(mini_repo):
+    models = mini_repo / "src/shop/models.py"
+    models.write_text(models.read_text().replace("class Cart(Base):", "class Trolley(Base):")
+                      .replace("Cart", "Trolley"))
+
+
+def test_an_update_that_grew_the_file_writes_it_whole_and_equals_a_rebuild(mini_repo, tmp_path, monkeypatch):
+    from codegraph import db, update
+    index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    monkeypatch.setattr(update, "GROWN_AT", 0)  # every update has grown past it
+    monkeypatch.setattr(update, "GROWN_BY_AT_LEAST", 0)
+    written = []
+    real = update._write_whole
+    monkeypatch.setattr(update, "_write_whole", lambda path: written.append(path) or real(path))
+    _edit_models(mini_repo)
+    report = index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    assert report.mode == "update" and len(written) == 1
+    total, free, whole = _file_size(report.db_path)
+    assert free <= 1 and whole is not None and int(whole[0]) <= total  # no space left free but the meta row's
+    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(report.db_path) == snapshot(rebuilt.db_path)
+    con = db.open_graph(report.db_path)  # views and macros came along
+    try:
+        assert con.execute("SELECT count(*) FROM symbols WHERE name = 'Trolley'").fetchone()[0] > 0
+    finally:
+        con.close()
+    assert not [p for p in report.db_path.parent.iterdir() if ".building-" in p.name or p.name.endswith(".whole")]
+
+
+def test_an_update_that_did_not_grow_the_file_keeps_it_and_records_its_size(mini_repo):
+    first = index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    size_built = _file_size(first.db_path)[0]
+    _edit_models(mini_repo)
+    report = index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    assert report.mode == "update"
+    assert _file_size(report.db_path)[2] == (str(size_built),)  # the full build's size, what growth is measured from
+
+
+def test_a_whole_write_that_fails_leaves_the_update_as_it_was(mini_repo, tmp_path, monkeypatch):
+    from codegraph import update
+    index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    monkeypatch.setattr(update, "GROWN_AT", 0)
+    monkeypatch.setattr(update, "GROWN_BY_AT_LEAST", 0)
+    real = update.db.connect_writable
+
+    def failing(path):
+        if str(path).endswith(".whole"):
+            raise OSError("no space left on device")
+        return real(path)
+
+    monkeypatch.setattr(update.db, "connect_writable", failing)
+    _edit_models(mini_repo)
+    report = index_repository(mini_repo, jobs=1, libraries=False, embed=False)
+    assert report.mode == "update"
+    rebuilt = index_repository(mini_repo, tmp_path / "full.duckdb", jobs=1, libraries=False, embed=False)
+    assert snapshot(report.db_path) == snapshot(rebuilt.db_path)
+    assert not [p for p in report.db_path.parent.iterdir() if p.name.endswith((".whole", ".whole.wal"))]

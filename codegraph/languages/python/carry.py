@@ -16,6 +16,7 @@ unless a rule reaches the file, as those of any other file: their stored answers
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -24,7 +25,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...columns import IN_FRESH, column_lists, register_values
+from ...columns import IN_FRESH, among, column_lists, insert_arrow, register_values
 from ...schema import BY_NAME, PARSED_CALLS_SQL
 from ..base import stable_id
 from .expressions import _LOCALS
@@ -39,6 +40,15 @@ UNIT_TABLES: dict[str, str] = {
 }
 _FUNCTIONS = {"members": ("method", "classmethod", "staticmethod", "property"), "globals": ("function",)}
 _MARK = " (its unchanged functions)"  # a carrier's path: never a path of the repository's
+# Text of a function's rows that no answer reads, and no rule: a definition's source and docstring
+# (a comment or a docstring edited in a function), a number as a local name's value (it names
+# nothing, and the resolver reads no type, target or element of it: `places = 7` made `6`). A
+# function whose rows differ only there is carried, and those rows are then the new ones (`renewed`).
+_UNREAD: dict[str, frozenset[str]] = {name: frozenset({"source", "docstring"})
+                                      for name in ("members", "globals", "nested_functions")}
+_NUMBER = re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)\Z")
+_A_NUMBER = ("a number",)
+_UNSAID = ("text no answer reads",)
 
 
 def _unit_of(scope: str) -> str:
@@ -73,9 +83,12 @@ class _Side:
         for name in ("nested_functions", "classes"):
             self.named.update(column_lists(tables[name], ("qualname",))[0])
         self.rows: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        self.texts: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))  # _UNREAD, as written
         for name, column in UNIT_TABLES.items():
             at = _compared(name).index(column)
             moved = [i for i, c in enumerate(_compared(name)) if c in _lines(name)]
+            unread = [i for i, c in enumerate(_compared(name)) if c in _UNREAD.get(name, ())]
+            value = _compared(name).index("value") if name == "bindings" else None
             for row in _rows(tables[name], name):
                 unit = _unit_of(row[at])
                 start = self.starts.get(unit)
@@ -83,12 +96,24 @@ class _Side:
                     continue
                 row = tuple((v - start if v is not None else None) if i in moved else
                             tuple(v) if isinstance(v, list) else v for i, v in enumerate(row))
+                said = tuple(row[i] for i in unread)
+                if value is not None and row[value] and _NUMBER.match(row[value]):
+                    said = (row[value],)
+                    row = (*row[:value], _A_NUMBER, *row[value + 1:])
+                if said:
+                    self.texts[unit][name][said] += 1
+                    row = tuple(_UNSAID if i in unread else v for i, v in enumerate(row))
                 self.rows[unit][name][row] += 1
 
     def unchanged(self, other: "_Side") -> list[str]:
-        """The functions of both sides whose rows are the same, moved or not."""
+        """The functions of both sides whose rows are the same, moved or not, but for _UNREAD."""
         return sorted(q for q in self.starts.keys() & other.starts.keys()
                       if self.named[q] == other.named[q] == 1 and self.rows[q] == other.rows[q])
+
+    def renewed(self, other: "_Side", unit: str) -> list[str]:
+        """The tables of an unchanged function whose rows differ in _UNREAD."""
+        mine, theirs = self.texts.get(unit, {}), other.texts.get(unit, {})
+        return sorted(name for name in mine.keys() | theirs.keys() if mine.get(name) != theirs.get(name))
 
 
 def _file_tables(con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, pa.Table]:
@@ -113,6 +138,8 @@ class Carried:
     # a changed file whose imports are what they were -> each import's stored answer by its key
     # (resolve_import's question): kept unless a rule reaches the file (plan_update drops those)
     answers: dict[int, dict[tuple, tuple]] = field(default_factory=dict)
+    # a table -> the carriers whose rows of it differ in _UNREAD, and those rows as parsed now
+    renewed: dict[str, tuple[list[int], list[pa.Table]]] = field(default_factory=dict)
 
 
 def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried:
@@ -137,6 +164,12 @@ def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried
             carried.of[carrier] = file_id
             carried.tables |= old.rows[unit].keys()
             moved.append((file_id, carrier, unit, new.starts[unit] - old.starts[unit]))
+            for name in old.renewed(new, unit):
+                table = now[name]
+                mine = pc.equal(pc.list_element(pc.split_pattern(table.column(UNIT_TABLES[name]), _LOCALS), 0), unit)
+                carriers, rows = carried.renewed.setdefault(name, ([], []))
+                carriers.append(carrier)
+                rows.append(table.filter(mine))
     if "refs" in carried.tables:  # a property read's calls row
         carried.tables.add("calls")
     con.register("_carriers", pa.table({"file_id": pa.array(list(carried.of.values()), pa.int64()),
@@ -149,7 +182,8 @@ def carry(con: duckdb.DuckDBPyConnection, fresh: dict[str, pa.Table]) -> Carried
         if name in carried.tables:
             shifts = "".join(f', "{c}" = t."{c}" + c.delta' for c in _lines(name))
             con.execute(f"""UPDATE "{name}" t SET file_id = c.carrier{shifts} FROM _carrying c
-                            WHERE t.file_id = c.file_id AND split_part(t."{column}", '{_LOCALS}', 1) = c.unit""")
+                            WHERE {among("t.file_id", "_gone")} AND t.file_id = c.file_id
+                              AND split_part(t."{column}", '{_LOCALS}', 1) = c.unit""")
     con.execute(f"""INSERT INTO files BY NAME SELECT f.* REPLACE (c.carrier AS file_id, f.path || '{_MARK}' AS path)
                     FROM files f JOIN _carriers c ON c.file_id = f.file_id""")
     con.unregister("_carrying")
@@ -213,6 +247,10 @@ def give_back(con: duckdb.DuckDBPyConnection, carried: Carried) -> None:
     con.unregister("_carriers")
     if not carried.of:
         return
+    for name, (carriers, rows) in carried.renewed.items():  # these rows as the file says them now
+        register_values(con, "_gone_carriers", carriers, pa.int64())
+        con.execute(f'DELETE FROM "{name}" WHERE file_id IN (SELECT v FROM _gone_carriers)')
+        insert_arrow(con, name, pa.concat_tables(rows))
     register_values(con, "_gone_carriers", list(carried.of), pa.int64())
     con.register("_carried_to", pa.table({"carrier": pa.array(list(carried.of), pa.int64()),
                                           "file_id": pa.array(list(carried.of.values()), pa.int64())}))

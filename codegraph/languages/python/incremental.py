@@ -23,7 +23,7 @@ from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF,
                          call_sites, class_bases, definition_rows, evidence_sql, getattr_strings_sql, keeping_sites,
                          resolve_tables, scope_keys, storing_methods, written_values)
 from .carry import Carried, answered_imports, carriers_of, carry, give_back, reached_as_modules
-from .learning import OnFirstRead, learning_resolver
+from .learning import BATCHES_AT_MOST, OnFirstRead, learning_resolver
 
 
 # SQL: a row of the changed files' functions kept apart and resolved again as parts of them
@@ -1047,7 +1047,9 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
     # The calls of the other files into what is resolved here, and what their callers' names mean.
     keep_values(con, "_resolving", "file_id", sorted(set(affected) | flowing | set(fresh_ids)))
     sites = _flow_sites(con)
-    callers = sorted({site[-1] for site in sites})
+    callers = sorted({site[-1] for site in sites})  # their files
+    if len(callers) > BATCHES_AT_MOST:  # what their arguments say is read a batch of modules at a time, then all
+        learner.everything()
     if callers:
         register_values(con, "_ids", callers, pa.int64())
         resolver.learn_scopes(*scope_keys({name: extracted(con, name, "WHERE file_id IN (SELECT v FROM _ids)")

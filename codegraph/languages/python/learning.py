@@ -48,7 +48,7 @@ _QUERIED_BATCHES = 3
 # Past this many batches, or a quarter of the modules, every module is learned at once (what a
 # question about a widely used class or name leads to: a changed return in unittest's TestCase
 # learned 668 modules a batch at a time).
-_BATCHES_AT_MOST = 40
+BATCHES_AT_MOST = 40
 
 
 class Learned(dict):
@@ -222,7 +222,7 @@ class ModuleLearner:
 
     def _learn(self, batch: Iterable[str]) -> None:
         self.batches += 1
-        if self.batches > _BATCHES_AT_MOST or len(self.learned) > len(self.files_of) // 4:
+        if self.batches > BATCHES_AT_MOST or len(self.learned) > len(self.files_of) // 4:
             self.complete()  # asking this much, the rest soon follows: all at once costs less
             return
         batch = set(batch)
