@@ -101,8 +101,9 @@ _SOURCE = (_c("start_line", "INTEGER", "first line, decorators included (1-based
 TABLES: tuple[Table, ...] = (
     Table("meta", "what the database was built from: schema version, tool version, repository root, embedding "
           "model and its settings", (
-              _c("key", "VARCHAR", "schema_version, tool_version, repo_root, indexed_at, embedding_model, ...", True,
-                 "index"),
+              _c("key", "VARCHAR", "schema_version, tool_version, repo_root, indexed_at, embedding_model, "
+                 "whole_bytes (the file's size when last written whole: an update that grew it well past that "
+                 "writes it whole again), ...", True, "index"),
               _c("value", "VARCHAR", "its value", stage="index"))),
     Table("files", "one row per indexed source file; updates key on the hash", (
         _c("file_id", "BIGINT", "stable hash of the path", True, "index"),
