@@ -310,3 +310,18 @@ def test_a_renumbered_function_the_change_reaches_is_resolved_again_with_its_new
         "p/use.py": counted.replace("times = 2", "times = 7") + "\n\ndef later():\n    return 1\n"})
     assert "p.use.twice" in handed
     assert ("p.use.twice", "p.use.later") in {e[:2] for e in edges}
+
+
+FORWARDS = "def run(x):\n    return x.run()\n\n\ndef wrap(*args):\n    y = None\n    return run(*args)\n"
+CALLS_WRAP = "from p.forwards import wrap\nfrom p.kinds import A, B\n\n\ndef use():\n    return wrap({}())\n"
+
+
+def test_a_changed_function_given_something_new_passes_it_on_to_what_it_forwards_to(tmp_path, monkeypatch):
+    # wrap changed (its calls are not stored yet) and is passed a B now: run, kept, is given it through *args
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/forwards.py": FORWARDS,
+             "p/use.py": CALLS_WRAP.format("A")}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {
+        "p/forwards.py": FORWARDS.replace("    y = None\n", "    y = None\n    print()\n"),
+        "p/use.py": CALLS_WRAP.format("B")})
+    assert "p.forwards.run" in handed
+    assert ("p.forwards.run", "p.kinds.B.run") in {e[:2] for e in edges}

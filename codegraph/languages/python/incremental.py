@@ -709,6 +709,36 @@ def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names:
     return Moved(keys=keys, scopes=frozenset(scopes), words=frozenset(changed))
 
 
+class _Forwarding:
+    """_FORWARDED_TO_SQL for the changed files' calls, which are not stored yet: the calls that
+    give a parameter of the function they are written in (or of one around it) as an argument."""
+
+    def __init__(self, resolver, calls: pa.Table, modules: dict[int, str]) -> None:
+        self.resolver = resolver
+        self.texts, files, self.callers, kinds, arguments = column_lists(
+            calls, ("callee_text", "file_id", "caller_qualname", "kind", "arguments"))
+        self.modules = [modules[f] for f in files]
+        self.by_function: dict[str, list[int]] = collections.defaultdict(list)
+        for i, (caller, kind, given) in enumerate(zip(self.callers, kinds, arguments)):
+            if not given or kind == "implicit":
+                continue
+            names = {a.rpartition("=")[2].lstrip("*") for a in given}
+            for function in _function_scopes(caller):
+                facts = resolver.scope_facts.get(function, {})
+                if any(facts.get(n, ("",))[0] == "parameter" for n in names - {"self", "cls"}):
+                    self.by_function[function].append(i)
+        self.answers: dict[int, str | None] = {}
+
+    def of(self, functions: Iterable[str]) -> list[int]:
+        return sorted({i for f in functions for i in self.by_function.get(f, ())})
+
+    def resolved(self, i: int) -> str | None:
+        if i not in self.answers:
+            self.answers[i] = self.resolver.resolve_call(self.texts[i], self.modules[i], self.callers[i])[0]
+        return self.answers[i]
+
+
+
 def _moving(moved: Moved, calls: pa.Table) -> pa.Table:
     """The calls rows that may pass something else now."""
     keep = [moved.moves(*row) for row in zip(*column_lists(calls, _SITE_KEY))]
@@ -1018,9 +1048,11 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
                                                                                       "caller_qualname", "kind", "arguments"))
     reached |= _given(resolver, (site[0] for site in call_sites(resolver, texts, [modules[f] for f in fids], callers,
                                                                 kinds, arguments)))
+    forwarding = _Forwarding(resolver, fresh["calls"], modules)  # the changed files' calls
     for _ in range(MAX_HOPS):  # `def wrap(*args): run(*args)`: what wrap is given, run is given too
         register_values(con, "_q", sorted(reached))
         onward = _given(resolver, (r[0] for r in con.execute(_FORWARDED_TO_SQL).fetchall()))
+        onward |= _given(resolver, (forwarding.resolved(i) for i in forwarding.of(reached)))
         if onward <= reached:
             break
         reached |= onward
