@@ -32,8 +32,8 @@ from .semantic.store import VectorCache, build_vector_cache, model_from_meta, ve
 
 # An update's file this many times the size it had when last written whole is written whole again
 # (_write_whole): an update writes its rows uncompressed and leaves the space of those it replaced
-# free, so one that re-resolves most files doubles the file (the stdlib's 165 MB became 324 MB
-# after a changed base, 470 MB after a second one, each update after that 0.15 s slower).
+# free, so one that re-resolves most files doubles the file (the stdlib's 174 MB became 324 MB
+# after a changed base, 496 MB after a second one, each update after that 0.15-0.2 s slower).
 GROWN_AT = 1.5
 GROWN_BY_AT_LEAST = 32 << 20  # bytes: a small graph's file grows by a few blocks at each update, and is copied fast
 
