@@ -47,10 +47,11 @@ def _writable(target: Path, rewrite: bool = True) -> Iterator[duckdb.DuckDBPyCon
     the state they opened, the next ones open the new one, and nobody waits or fails. (Copying
     costs about 0.1 s per 100 MB of database.) The row groups an update writes are not
     compressed: its checkpoint, when the connection closes, takes half as long (0.09 s against
-    0.18 s on click), and the next full build compresses them again. Every page of the copy is
-    dirty until written back, and the checkpoint's fsync would write them all (0.06 s of a
-    stdlib update): the write-back starts at once on a thread, beside the update's work. With
-    rewrite, a copy grown past GROWN_AT is written whole before it replaces the database."""
+    0.18 s on click), and the next whole write (a full build, or _write_whole) compresses them
+    again. Every page of the copy is dirty until written back, and the checkpoint's fsync would
+    write them all (0.06 s of a stdlib update): the write-back starts at once on a thread, beside
+    the update's work. With rewrite, a copy grown past GROWN_AT is written whole before it
+    replaces the database."""
     copy = target.with_name(target.name + f".building-{os.getpid()}")
     shutil.copyfile(target, copy)
     written = threading.Thread(target=_write_back, args=(copy,), name="codegraph-write-back", daemon=True)
@@ -94,7 +95,7 @@ def _file_bytes(con: duckdb.DuckDBPyConnection) -> int:
 
 def _write_whole(path: Path) -> None:
     """The database at `path` written again in place, compressed and without free space (1.5 s for
-    the stdlib's graph, which it makes 150 MB again). What fails here leaves `path` as it was: an
+    the stdlib's graph, which it makes 147 MB). What fails here leaves `path` as it was: an
     update is whole without this."""
     whole = path.with_name(path.name + ".whole")
     try:

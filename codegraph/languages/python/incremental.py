@@ -738,7 +738,6 @@ class _Forwarding:
         return self.answers[i]
 
 
-
 def _moving(moved: Moved, calls: pa.Table) -> pa.Table:
     """The calls rows that may pass something else now."""
     keep = [moved.moves(*row) for row in zip(*column_lists(calls, _SITE_KEY))]
