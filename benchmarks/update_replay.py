@@ -1,7 +1,7 @@
 """Replay upstream releases as edits: does an update still equal a full rebuild?
 
     python -m benchmarks.update_replay [--pair click==8.1.3 click==8.1.7 ...] [--every 1] [--stdlib-edits] \
-        [--asyncio] [--return-edits] [--out benchmarks/results/update_replay.json]
+        [--asyncio] [--return-edits] [--mutations] [--out benchmarks/results/update_replay.json]
 
 Each pair is two releases of one project (pinned sdists from PyPI, or two folders). A copy of the
 older one is indexed; then its .py files are replaced, added or removed one at a time, in path
@@ -12,7 +12,9 @@ With --stdlib-edits, the running Python's standard library is replayed into a co
 edited as cost_bench.SCALE_EDITS says: updates of a large graph whose edits reach far. With
 --return-edits, each pair's newer release is also replayed into a copy of itself whose files each
 change only what some functions return (return_edits): edits an update answers from what the
-other files read of a return, checked against the rebuild all the same.
+other files read of a return, checked against the rebuild all the same. --mutations does the
+same with the edits of benchmarks/mutations.py (a call that runs another function, arguments
+swapped, a base changed, a method renamed, a parameter added, ...), one step a file.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.cost_bench import copy_tree, scale_edits
+from benchmarks.mutations import mutated
 from benchmarks.repair_bench import _extract
 from codegraph.indexer import index_repository
 from codegraph.schema import BY_NAME, EXTRACTED
@@ -68,9 +71,11 @@ def changed_files(old: Path, new: Path) -> list[str]:
                   if p not in before or p not in after or not filecmp.cmp(old / p, new / p, shallow=False))
 
 
-def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = False) -> dict:
+def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = False,
+           edits: dict[str, list[str]] | None = None) -> dict:
     """With `libraries`, the graph holds the library layer too (the standard library and the
-    packages the project imports), whose functions' returns project calls may read."""
+    packages the project imports), whose functions' returns project calls may read. `edits`:
+    what each file's step changed, said with its differences."""
     repo = work / "repo"
     shutil.copytree(old, repo)
     index_repository(repo, embed=False, libraries=libraries)
@@ -95,7 +100,7 @@ def replay(old: Path, new: Path, work: Path, every: int = 1, libraries: bool = F
             if mine[table] != theirs[table]:
                 only_update = sorted(set(mine[table]) - set(theirs[table]))
                 only_rebuild = sorted(set(theirs[table]) - set(mine[table]))
-                differences.append({"step": n, "file": path, "table": table,
+                differences.append({"step": n, "file": path, "table": table, "edits": (edits or {}).get(path, []),
                                     "update_only": len(only_update), "rebuild_only": len(only_rebuild),
                                     "examples": [*only_update[:2], *only_rebuild[:2]]})
         rebuilt.db_path.unlink()
@@ -152,6 +157,22 @@ def return_edits(tree: Path, scratch: Path) -> tuple[Path, Path]:
     return old, new
 
 
+def mutation_edits(tree: Path, scratch: Path) -> tuple[Path, Path, dict[str, list[str]]]:
+    """A copy of the tree, another whose .py files each carry benchmarks/mutations.py's edits, and
+    what was done to each file."""
+    old, new = scratch / "old", scratch / "new"
+    copy_tree(tree, old)
+    copy_tree(tree, new)
+    done = {}
+    for path in sorted(new.rglob("*.py")):
+        name = path.relative_to(new).as_posix()
+        edited = mutated(path.read_text(encoding="utf-8", errors="replace"), name)
+        if edited is not None:
+            path.write_text(edited[0], encoding="utf-8")
+            done[name] = [f"{e.kind} (line {e.line + 1})" for e in edited[1]]
+    return old, new, done
+
+
 def stdlib_pair(stdlib: Path, scratch: Path) -> tuple[Path, Path]:
     """A copy of the standard library, and another with cost_bench's SCALE_EDITS made."""
     old, new = (copy_tree(stdlib, scratch / side, "site-packages") for side in ("old", "new"))
@@ -195,6 +216,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--return-edits", action="store_true",
                         help="also replay each pair's newer release into a copy whose files change only what some "
                              "functions return")
+    parser.add_argument("--mutations", action="store_true",
+                        help="also replay each pair's newer release into a copy whose files carry "
+                             "benchmarks/mutations.py's edits")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
     args = parser.parse_args(argv)
     if args.every < 1:
@@ -215,13 +239,16 @@ def main(argv: list[str] | None = None) -> None:
                 old, new = asyncio_pair(stdlib, Path(tmp) / "trees")
             else:
                 old, new = _tree(old_spec, Path(tmp) / "old"), _tree(new_spec, Path(tmp) / "new")
-            runs = [(old_spec, new_spec, old, new, Path(tmp))]
+            runs = [(old_spec, new_spec, old, new, Path(tmp), None)]
             if args.return_edits and old_spec not in ("stdlib", "asyncio"):
                 edited = return_edits(new, Path(tmp) / "returns")
-                runs.append((new_spec, f"{new_spec} with returns swapped", *edited, Path(tmp) / "returns"))
-            for old_name, new_name, before, after, work in runs:
+                runs.append((new_spec, f"{new_spec} with returns swapped", *edited, Path(tmp) / "returns", None))
+            if args.mutations and old_spec not in ("stdlib", "asyncio"):
+                *trees, done = mutation_edits(new, Path(tmp) / "mutations")
+                runs.append((new_spec, f"{new_spec} mutated", *trees, Path(tmp) / "mutations", done))
+            for old_name, new_name, before, after, work, edits in runs:
                 result = {"old": old_name, "new": new_name,
-                          **replay(before, after, work, args.every, libraries=old_spec == "asyncio")}
+                          **replay(before, after, work, args.every, libraries=old_spec == "asyncio", edits=edits)}
                 results["pairs"].append(result)
                 print(f"{old_name} -> {new_name}: {result['files_changed']} files, {result['steps_compared']} "
                       f"compared, {len(result['differences'])} differing tables; update median "

@@ -206,6 +206,79 @@ def test_update_replay_return_edits_change_only_return_statements(tmp_path):
     assert result["differences"] == [] and result["other_files_reresolved"] == [1]  # u.py reads make's return
 
 
+_MUTABLE = '''from os.path import join, split
+
+
+def load(path, mode):
+    return open(path, mode)
+
+
+def save(path, mode):
+    return join(path, mode)
+
+
+class Base:
+    pass
+
+
+class Other:
+    pass
+
+
+class Store(Base):
+    def __init__(self, path, mode):
+        self.path = path
+
+    @property
+    def name(self):
+        return self.read(self.path, 1)
+
+    def read(self, path, size):
+        handler = load
+        return load(path, size)
+
+    def write(self, data):
+        return self.read(data, 0)
+'''
+
+
+def test_mutations_make_one_edit_of_each_kind_on_its_own_line_and_the_module_still_parses():
+    import ast
+
+    from benchmarks.mutations import KINDS, mutated
+
+    text, made = mutated(_MUTABLE, "p/store.py")
+    ast.parse(text)
+    assert {e.kind for e in made} == {"call retargeted", "method call retargeted", "arguments swapped",
+                                      "value renamed", "base changed", "method renamed", "parameter added",
+                                      "stored attribute changed", "decorator dropped", "imported name dropped"}
+    assert len({e.line for e in made}) == len(made) == len(KINDS)
+    before, after = _MUTABLE.splitlines(), text.splitlines()
+    assert len(before) == len(after) and sum(x != y for x, y in zip(before, after)) == len(made)
+    changed = dict((x.strip(), y.strip()) for x, y in zip(before, after) if x != y)
+    assert changed["from os.path import join, split"] == "from os.path import join"
+    assert changed["class Store(Base):"] == "class Store(Other):"
+    assert changed["self.path = path"] == "self.path = mode"
+    assert changed["@property"] == ""
+    assert changed["handler = load"] == "handler = save"
+    assert mutated(_MUTABLE, "p/store.py") == (text, made)  # the same path, the same edits
+    assert mutated("x = 1\n", "p/x.py") is None and mutated("def (:\n", "p/y.py") is None
+
+
+def test_update_replay_mutation_edits_say_what_each_file_got(tmp_path):
+    from benchmarks import update_replay
+
+    tree = tmp_path / "tree"
+    (tree / "p").mkdir(parents=True)
+    (tree / "p/__init__.py").write_text("")
+    (tree / "p/store.py").write_text(_MUTABLE)
+    old, new, done = update_replay.mutation_edits(tree, tmp_path / "edits")
+    assert (old / "p/store.py").read_text() == _MUTABLE and (new / "p/store.py").read_text() != _MUTABLE
+    assert set(done) == {"p/store.py"} and any(d.startswith("base changed (line ") for d in done["p/store.py"])
+    result = update_replay.replay(old, new, tmp_path / "w", edits=done)
+    assert result["files_changed"] == 1 and result["differences"] == []
+
+
 def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(tmp_path):
     from benchmarks.update_replay import changed_files, stdlib_pair
 

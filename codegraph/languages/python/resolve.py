@@ -168,6 +168,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self._canon: dict[str, str | None] = {}
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
+        self._cycles: dict[str, set[str]] = {}  # a class -> the classes it derives from and that derive from it
         self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._all: dict[tuple, list[tuple[str | None, str | None]]] = {}  # resolve_call_all
         self._accessors: dict[tuple[str, str], str | None] = {}
@@ -281,24 +282,42 @@ class Resolver(Dispatch, Containers, Values, Flows):
                     own: Callable[[str], object] = lambda current: None) -> object:
         """Answer klass from its bases' answers (`answer(class, bases)`), unless `own` answers it
         alone, keeping each ancestor's answer in `known` on the way: each class once, without
-        recursion, for hierarchies may be thousands deep. A base still being answered (a class
-        that derives from itself) is left out."""
+        recursion, for hierarchies may be thousands deep. Classes that derive from each other
+        (`class A(B)`, `class B(A)`: Python refuses them) leave out the bases among them, each of
+        them, whichever was asked first: a base still being answered closes such a cycle, the
+        classes on the way from it are one family (`_cycles`), and each answers from its bases
+        outside the family."""
         pending, working = [klass], {klass}
         while pending:
             current = pending[-1]
             settled = own(current)
             if settled is None:
                 bases = [b for b, _ in self.resolved_bases(current) if b and b != current and self.defs.get(b) == "class"]
-                waiting = next((b for b in bases if b not in known and b not in working), None)
+                waiting = None
+                for b in bases:
+                    if b in working:  # pending from b up to current derive from each other
+                        self._cycle(pending[pending.index(b):])
+                    elif b not in known and waiting is None:
+                        waiting = b
                 if waiting is not None:
                     pending.append(waiting)
                     working.add(waiting)
                     continue
-                settled = answer(current, [b for b in bases if b in known])
+                family = self._cycles.get(current)
+                settled = answer(current, [b for b in bases if b in known
+                                           and (family is None or self._cycles.get(b) is not family)])
             known[current] = settled
             pending.pop()
             working.discard(current)
         return known[klass]
+
+    def _cycle(self, classes: list[str]) -> None:
+        """These classes derive from each other: one family with any each was in before."""
+        family = set(classes)
+        for klass in classes:
+            family |= self._cycles.get(klass, set())
+        for klass in family:
+            self._cycles[klass] = family
 
     def member(self, class_qualname: str, name: str, skip_self: bool = False) -> str | None:
         key = (class_qualname, name, skip_self)
