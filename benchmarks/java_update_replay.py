@@ -10,9 +10,12 @@ many other files each update resolved again, against all.
 
 With Java's library layer (the JDK's API as stubs; the projects file's jars) unless `--libraries 0`.
 
-Edits (JLS): an overload added beside a method (15.12.2: a call may choose it), a method removed,
-a class's `extends` removed (8.1.4: what it inherits goes), a class named `String` added to a
-package (6.4.1: it shadows java.lang's there).
+Edits (JLS): an overload added beside a method (15.12.2: a call may choose it), a method removed
+or renamed, a class's `extends` removed (8.1.4: what it inherits goes) or its `implements` (8.1.5),
+a method's return type, a parameter's or a field's type made Object (15.12.3, 15.12.2, 15.11: what
+a chained call finds, which overload a call chooses, what a field's member is), a single-type
+import removed (7.5.1), a class named `String` added to a package (6.4.1: it shadows java.lang's
+there).
 """
 
 from __future__ import annotations
@@ -74,7 +77,69 @@ def _unbased(data: bytes) -> bytes | None:
     return None
 
 
-_EDITS = {"overload": _overload, "removed": _removed, "unbased": _unbased}
+def _replaced(data: bytes, node, text: bytes) -> bytes:
+    return data[:node.start_byte] + text + data[node.end_byte:]
+
+
+def _first(data: bytes, kind: str, field: str, keep=lambda data, node, part: True):
+    """The first `kind` node whose `field` is there (and `keep` says yes), with that part."""
+    for node in _nodes(data, kind):
+        part = node.child_by_field_name(field)
+        if part is not None and keep(data, node, part):
+            return node, part
+    return None, None
+
+
+def _not_object(data: bytes, node, part) -> bool:
+    return part.type not in ("void_type",) and part.text not in (b"Object", b"java.lang.Object")
+
+
+def _returns_object(data: bytes) -> bytes | None:
+    """The first method returning a type returns Object instead (15.12.3: what a call gives, and so
+    what a chained call on it finds)."""
+    _node, part = _first(data, "method_declaration", "type", _not_object)
+    return None if part is None else _replaced(data, part, b"Object")
+
+
+def _takes_object(data: bytes) -> bytes | None:
+    """The first parameter of a type takes Object instead (15.12.2: which overload a call chooses)."""
+    _node, part = _first(data, "formal_parameter", "type", _not_object)
+    return None if part is None else _replaced(data, part, b"Object")
+
+
+def _field_object(data: bytes) -> bytes | None:
+    """The first field of a type holds an Object instead (15.11: what `x.f.m()` finds)."""
+    _node, part = _first(data, "field_declaration", "type", _not_object)
+    return None if part is None else _replaced(data, part, b"Object")
+
+
+def _unimplemented(data: bytes) -> bytes | None:
+    """The first class that implements interfaces implements none (8.1.5)."""
+    _node, part = _first(data, "class_declaration", "interfaces")
+    return None if part is None else _replaced(data, part, b"")
+
+
+def _unimported(data: bytes) -> bytes | None:
+    """The first single-type import is gone (7.5.1: the simple name means something else or nothing)."""
+    for node in _nodes(data, "import_declaration"):
+        if b"*" not in node.text and b"static" not in node.text:
+            return _replaced(data, node, b"")
+    return None
+
+
+def _renamed(data: bytes) -> bytes | None:
+    """The first method with a body that other code may call has another name."""
+    for node in _nodes(data, "method_declaration"):
+        name = node.child_by_field_name("name")
+        if node.child_by_field_name("body") is not None and b"private" not in data[node.start_byte:name.start_byte] \
+                and b"@Override" not in data[node.start_byte:name.start_byte]:
+            return _replaced(data, name, name.text + b"Renamed")
+    return None
+
+
+_EDITS = {"overload": _overload, "removed": _removed, "unbased": _unbased, "returns Object": _returns_object,
+          "takes Object": _takes_object, "field Object": _field_object, "unimplemented": _unimplemented,
+          "unimported": _unimported, "renamed": _renamed}
 
 
 def _rows(db: Path) -> dict[str, list]:

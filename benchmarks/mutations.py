@@ -1,7 +1,7 @@
 """Edits of real code made mechanically, the kinds a model makes while it fixes code: a call
 that runs another function, arguments swapped, a value, base, default or stored attribute that
-names another thing, a method renamed, a parameter added, a decorator or an imported name
-dropped. Each kind finds its candidates with `ast` and takes one, chosen by a hash of the file's
+names another thing, a method renamed, a parameter added, an annotation or a keyword argument
+naming another class or function, a decorator or an imported name dropped. Each kind finds its candidates with `ast` and takes one, chosen by a hash of the file's
 path (no choice made here by hand); the edit replaces text on one line, so the other lines stay
 where they were. update_replay's --mutations replays them against a rebuild."""
 
@@ -183,11 +183,34 @@ def _imports_dropped(m: _Module) -> Iterator[Edit]:
                 yield Edit("imported name dropped", node.lineno - 1, at, at + 2 + len(text), "")
 
 
+def _annotations_changed(m: _Module) -> Iterator[Edit]:
+    """`def f(x: Thing)` -> `def f(x: Other)`, and `-> Thing` the same: the types calls go by."""
+    for node in ast.walk(m.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for annotation in [a.annotation for a in (*node.args.args, *node.args.kwonlyargs)] + [node.returns]:
+                if isinstance(annotation, ast.Name):
+                    edit = m.renamed("annotation changed", annotation, m.classes)
+                    if edit:
+                        yield edit
+
+
+def _keywords_changed(m: _Module) -> Iterator[Edit]:
+    """`run(x, key=helper)` -> `run(x, key=other_helper)`: what a call passes by a keyword."""
+    for node in ast.walk(m.tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if isinstance(keyword.value, ast.Name):
+                    pool = m.functions if keyword.value.id in m.functions else m.classes
+                    edit = m.renamed("keyword argument changed", keyword.value, pool)
+                    if edit:
+                        yield edit
+
+
 KINDS: dict[str, Callable[[_Module], Iterator[Edit]]] = {
     "call": _calls_retargeted, "method-call": _method_calls_retargeted, "arguments": _arguments_swapped,
     "value": _values_renamed, "base": _bases_changed, "method-name": _methods_renamed,
     "parameter": _parameters_added, "stored": _stored_changed, "decorator": _decorators_dropped,
-    "import": _imports_dropped,
+    "import": _imports_dropped, "annotation": _annotations_changed, "keyword": _keywords_changed,
 }
 
 

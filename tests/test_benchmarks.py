@@ -217,6 +217,10 @@ def save(path, mode):
     return join(path, mode)
 
 
+def check(value: "Base", other: Base):
+    return value
+
+
 class Base:
     pass
 
@@ -237,6 +241,9 @@ class Store(Base):
         handler = load
         return load(path, size)
 
+    def copy(self, other: Base) -> Base:
+        return sorted(other, key=load)
+
     def write(self, data):
         return self.read(data, 0)
 '''
@@ -251,7 +258,8 @@ def test_mutations_make_one_edit_of_each_kind_on_its_own_line_and_the_module_sti
     ast.parse(text)
     assert {e.kind for e in made} == {"call retargeted", "method call retargeted", "arguments swapped",
                                       "value renamed", "base changed", "method renamed", "parameter added",
-                                      "stored attribute changed", "decorator dropped", "imported name dropped"}
+                                      "stored attribute changed", "decorator dropped", "imported name dropped",
+                                      "annotation changed", "keyword argument changed"}
     assert len({e.line for e in made}) == len(made) == len(KINDS)
     before, after = _MUTABLE.splitlines(), text.splitlines()
     assert len(before) == len(after) and sum(x != y for x, y in zip(before, after)) == len(made)
@@ -261,6 +269,9 @@ def test_mutations_make_one_edit_of_each_kind_on_its_own_line_and_the_module_sti
     assert changed["self.path = path"] == "self.path = mode"
     assert changed["@property"] == ""
     assert changed["handler = load"] == "handler = save"
+    assert changed["return sorted(other, key=load)"] == "return sorted(other, key=save)"
+    annotated = [e for e in made if e.kind == "annotation changed"]
+    assert len(annotated) == 1 and annotated[0].text == "Other"
     assert mutated(_MUTABLE, "p/store.py") == (text, made)  # the same path, the same edits
     assert mutated("x = 1\n", "p/x.py") is None and mutated("def (:\n", "p/y.py") is None
 
@@ -509,3 +520,19 @@ def test_the_java_update_replay_edits_interfaces_and_compares_with_a_rebuild(tmp
     (tree / "Base.java").write_bytes(replay._removed(base))
     step = replay._step(root, db, tmp_path, "removed", 2, False)
     assert step["equal"] and step["mode"] == "update" and step["other_files_reresolved"] == 1
+
+
+def test_the_java_update_replay_makes_the_edits_a_model_makes_of_types_names_and_imports():
+    source = (b"package p;\nimport java.util.List;\nimport java.util.*;\n"
+              b"public class A extends B implements Runnable {\n    private List<String> items;\n"
+              b"    @Override public String toString() { return \"a\"; }\n"
+              b"    public List<String> name(int x) { return items; }\n    public void run() { }\n}\n")
+    edited = {kind: edit(source) for kind, edit in replay._EDITS.items()}
+    assert b"private Object items;" in edited["field Object"]
+    assert b"public Object toString()" in edited["returns Object"]  # the first method returning a type
+    assert b"name(Object x)" in edited["takes Object"]
+    assert b"implements" not in edited["unimplemented"] and b"extends B" in edited["unimplemented"]
+    assert b"import java.util.List;" not in edited["unimported"] and b"import java.util.*;" in edited["unimported"]
+    assert b"nameRenamed(int x)" in edited["renamed"]  # not toString, an override
+    assert all(edit(b"package p;\ninterface I { void f(Object o); }\n") is None
+               for kind, edit in replay._EDITS.items() if kind in ("field Object", "unimplemented", "unimported"))
