@@ -226,6 +226,26 @@ def test_a_call_that_reads_what_changed_passes_it_on_though_it_is_written_as_bef
         e[:2] == ("p.hooks.helper", "p.kinds.B.run") for e in edges)
 
 
+@pytest.mark.parametrize("work, old, new, passed", [
+    # a local whose value names a local that changed holds something else too
+    ("from p.hooks import helper\nfrom p.kinds import A, B\n\n\ndef main():\n    x = A\n    y = x\n    return helper(y)\n",
+     "x = A", "x = B", True),
+    # a module-level name whose value names a definition whose return changed
+    ("from p.hooks import helper\nfrom p.kinds import A, B\n\n\ndef make():\n    return A()\n\n\nHANDLER = make\n\n\n"
+     "def main():\n    return helper(HANDLER)\n", "return A()", "return B()", True),
+    # a parameter added that no call names: main's calls pass what they passed
+    ("from p.hooks import helper\nfrom p.kinds import A, B\n\n\ndef main():\n    x = A\n    return helper(x)\n",
+     "def main():", "def main(extra=None):", False),
+], ids=["through-a-local", "module-level-name", "parameter-added"])
+def test_a_changed_function_passes_something_new_only_where_its_calls_name_what_changed(tmp_path, monkeypatch, work,
+                                                                                       old, new, passed):
+    files = {"p/__init__.py": "", "p/kinds.py": BASE["p/kinds.py"], "p/hooks.py": HOOKS, "p/work.py": work}
+    handed, edges = _edges_after(tmp_path, monkeypatch, files, {"p/work.py": work.replace(old, new)})
+    assert ("p.hooks.helper" in handed) == passed  # and the update equals its rebuild (_update)
+    run = "p.kinds.B.run" if passed else "p.kinds.A.run"
+    assert any(e[:2] == ("p.hooks.helper", run) for e in edges)
+
+
 def _imports_handed(tmp_path, monkeypatch, root):
     """Update, hold it to a rebuild, and say which modules' imports rows the resolver was handed."""
     imported: set[str] = set()

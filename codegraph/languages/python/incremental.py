@@ -614,8 +614,8 @@ _PASSED_SQL = f"""SELECT {', '.join(_SITE_KEY)} FROM calls WHERE {IN_GONE}
                   AND len(arguments) > 0 AND kind <> 'implicit' {_FIRST_ROWS}"""
 _SCOPE_SQL = {"bindings": f"SELECT {', '.join(BINDING_KEY)} FROM bindings WHERE {IN_GONE}",
               "parameters": f"SELECT {', '.join(PARAMETER_KEY)} FROM parameters WHERE {IN_GONE}"}
-_SAID_SQL = f"""SELECT value, annotation FROM members WHERE {IN_GONE}
-               UNION ALL SELECT value, annotation FROM globals WHERE {IN_GONE}"""
+_SAID_SQL = f"""SELECT name, value, annotation FROM members WHERE {IN_GONE}
+               UNION ALL SELECT name, value, annotation FROM globals WHERE {IN_GONE}"""
 # What the changed files' functions kept apart and resolved again as parts of them (_parts) return
 _PARTS_RETURNED_SQL = f"""SELECT value FROM bindings WHERE {_IN_PARTS} AND kind = 'return'
                          AND value IS NOT NULL"""
@@ -638,22 +638,49 @@ _MOVING_TARGETS_SQL = f"""SELECT {', '.join(_SITE_KEY)}, resolved_callee FROM ca
 @dataclass
 class Moved:
     """The changed files' calls that may pass something else now (moved_calls): every one, or
-    those that differ from before (`keys`, by caller, text, kind and arguments), are written in a
-    function whose local names or parameters differ (`scopes`, or nested in one), or name a
-    definition that came or went or through which a value reads what a retyped one says (`words`,
-    in the call or in its function's local values, defaults and annotations: `scopes` too)."""
+    those that differ from before (`keys`, by caller, text, kind and arguments), name a local name
+    or parameter whose value may differ (`names`: (function, name), the call's function or one
+    around it; `super()` any of them), are written in a function kept apart whose values name a
+    changed definition (`scopes`, or nested in one), or name a definition that came or went or
+    through which a value reads what a retyped one says (`words`)."""
 
     every: bool = False
     keys: frozenset = frozenset()
     scopes: frozenset = frozenset()
     words: frozenset = frozenset()
+    names: frozenset = frozenset()
 
     def moves(self, caller: str, text: str, kind: str, arguments: Iterable[str]) -> bool:
         if self.every:
             return True
-        return (caller, text, kind, tuple(arguments)) in self.keys \
-            or not self.scopes.isdisjoint(_function_scopes(caller)) \
-            or not self.words.isdisjoint(_IDENTIFIER_WORD.findall(" ".join((text, *arguments))))
+        if (caller, text, kind, tuple(arguments)) in self.keys:
+            return True
+        around = _function_scopes(caller)
+        if not self.scopes.isdisjoint(around):
+            return True
+        said = set(_IDENTIFIER_WORD.findall(" ".join((text, *arguments))))
+        if not self.words.isdisjoint(said):
+            return True
+        if "super" in said:  # passes the function's first parameter, by whatever name
+            return any(scope in around for scope, _name in self.names)
+        return any((scope, word) in self.names for scope in around for word in said)
+
+
+def _changed_names(changed: set[tuple[str, str]], bindings: Iterable[tuple]) -> frozenset:
+    """The local names whose value may differ: those whose rows differ or whose value names a
+    changed definition (`changed`), and those whose value or annotation names one of them, in
+    their function or one around it, to a fixpoint. bindings: (scope, name, value, annotation)
+    rows, as they were and are."""
+    rows = [(scope, name, set(_IDENTIFIER_WORD.findall(" ".join(t for t in (value, annotation) if t))))
+            for scope, name, value, annotation in bindings]
+    out, grown = set(changed), True
+    while grown:
+        grown = False
+        for scope, name, said in rows:
+            if (scope, name) not in out and any((s, w) in out for s in _function_scopes(scope) for w in said):
+                out.add((scope, name))
+                grown = True
+    return frozenset(out)
 
 
 def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str],
@@ -665,9 +692,11 @@ def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names:
     (`reading`: the names of the definitions through which a value may read that, _readers).
     Return statements are left out: one differs only where what its function says changed, and
     a value reads it only by calling the function, by one of those names; but a return naming a
-    definition that came or went, or a value the files hold naming a changed one, moves every
-    call. The changed files' functions kept apart that are resolved again as parts of them
-    (_parts) are read with them."""
+    definition that came or went moves every call. A call moves where it names what may hold
+    something else: a local name or parameter whose rows differ or whose value names such a name
+    or a changed definition, an attribute or module-level name whose value names one (a call
+    that names none passes what it passed). The changed files' functions kept apart that are
+    resolved again as parts of them (_parts) are read with them."""
     def own(scope: str | None) -> bool:  # of a definition that came or went, or nested in one
         return scope is not None and not came_and_went.isdisjoint(_function_scopes(scope))
 
@@ -682,31 +711,46 @@ def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names:
         return bool(text) and not words.isdisjoint(_IDENTIFIER_WORD.findall(text))
 
     wanted, changed = set(names), set(names) | set(reading)
-    said = [v for row in con.execute(_SAID_SQL).fetchall() for v in row if v]
     returned = [value for value, kind in zip(*column_lists(fresh["bindings"], ("value", "kind")))
                 if kind == "return" and value]
     returned += [r[0] for r in con.execute(_PARTS_RETURNED_SQL).fetchall()]
-    if any(names_one(text, changed) for text in said) or any(names_one(text, wanted) for text in returned):
+    if any(names_one(text, wanted) for text in returned):
         return Moved(every=True)
+    # an attribute or module-level name whose value (as it was or is) names a changed one is one
+    # too: a call names it to pass what it holds (`run(HANDLER)`, `self.handler`)
+    said = [*con.execute(_SAID_SQL).fetchall(), *(row for table in ("members", "globals") for row in zip(
+        *column_lists(fresh[table], ("name", "value", "annotation"))))]
+    said = [(name, " ".join(t for t in (value, annotation) if t)) for name, value, annotation in said if value or annotation]
+    grown = True
+    while grown:
+        grown = False
+        for name, text in said:
+            if name not in changed and names_one(text, changed):
+                changed.add(name)
+                grown = True
     calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
     now, before = counted(calls, False), counted(con.execute(_PASSED_SQL).fetchall(), False)
     keys = frozenset((now - before).keys() | (before - now).keys())
-    scopes: set[str] = set()
+    named: set[tuple[str, str]] = set()  # (function, local name or parameter) whose rows differ
+    values: list[tuple] = []  # the local names' values, as they were and are
     for table, key in (("bindings", BINDING_KEY), ("parameters", PARAMETER_KEY)):
         now = counted(not_returns(table, zip(*column_lists(fresh[table], key))))
         before = counted(not_returns(table, con.execute(_SCOPE_SQL[table]).fetchall()))
-        scopes |= {row[0] for row in (now - before) + (before - now)}
-    # a function whose local values, defaults or annotations name a changed definition passes it on
-    for scope, value, annotation, kind in zip(*column_lists(fresh["bindings"], ("scope_qualname", "value",
-                                                                               "annotation", "kind"))):
+        at = key.index("name")
+        named |= {(row[0], row[at]) for row in (now - before) + (before - now)}
+        if table == "bindings":
+            values += [(row[0], row[at], row[key.index("value")], row[key.index("annotation")]) for row in now | before]
+    # a local value, default or annotation naming a changed definition passes it on
+    for scope, name, value, annotation, kind in zip(*column_lists(fresh["bindings"], ("scope_qualname", "name", "value",
+                                                                                     "annotation", "kind"))):
         if names_one(annotation, changed) or kind != "return" and names_one(value, changed):
-            scopes.add(scope)
-    for owner, default, annotation in zip(*column_lists(fresh["parameters"], ("owner_qualname", "default_value",
-                                                                              "annotation"))):
+            named.add((scope, name))
+    for owner, name, default, annotation in zip(*column_lists(fresh["parameters"], ("owner_qualname", "name",
+                                                                                    "default_value", "annotation"))):
         if names_one(default, changed) or names_one(annotation, changed):
-            scopes.add(owner)
-    scopes |= {r[0] for r in con.execute(_PARTS_SAYING_SQL, _words(changed)).fetchall()} if changed else set()
-    return Moved(keys=keys, scopes=frozenset(scopes), words=frozenset(changed))
+            named.add((owner, name))
+    scopes = {r[0] for r in con.execute(_PARTS_SAYING_SQL, _words(changed)).fetchall()} if changed else set()
+    return Moved(keys=keys, scopes=frozenset(scopes), words=frozenset(changed), names=_changed_names(named, values))
 
 
 class _Forwarding:
