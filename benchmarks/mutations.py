@@ -1,6 +1,6 @@
 """Edits of real code made mechanically, the kinds a model makes while it fixes code: a call
 that runs another function, arguments swapped, a value, base, default or stored attribute that
-names another thing, a method renamed, a parameter added, an annotation or a keyword argument
+names another thing, a method or a module's function or class renamed, a parameter added, an annotation or a keyword argument
 naming another class or function, a decorator or an imported name dropped. Each kind finds its candidates with `ast` and takes one, chosen by a hash of the file's
 path (no choice made here by hand); the edit replaces text on one line, so the other lines stay
 where they were. update_replay's --mutations replays them against a rebuild."""
@@ -128,6 +128,19 @@ def _methods_renamed(m: _Module) -> Iterator[Edit]:
                 yield Edit("method renamed", method.lineno - 1, start, start + len(method.name), method.name + "_renamed")
 
 
+def _definitions_renamed(m: _Module) -> Iterator[Edit]:
+    """`def helper(` -> `def helper_renamed(`, `class Thing` -> `class Thing_renamed`, at module level:
+    what other modules import by that name is gone."""
+    for node in m.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            line = m.lines[node.lineno - 1]
+            word = "class " if isinstance(node, ast.ClassDef) else "def "
+            at = line.find(f"{word}{node.name}")
+            if at >= 0:
+                start = at + len(word)
+                yield Edit("definition renamed", node.lineno - 1, start, start + len(node.name), node.name + "_renamed")
+
+
 def _parameters_added(m: _Module) -> Iterator[Edit]:
     """`def f(a, b=1)` -> `def f(a, b=1, added=helper)`: positional parameters only, on one line."""
     for node in ast.walk(m.tree):
@@ -209,6 +222,7 @@ def _keywords_changed(m: _Module) -> Iterator[Edit]:
 KINDS: dict[str, Callable[[_Module], Iterator[Edit]]] = {
     "call": _calls_retargeted, "method-call": _method_calls_retargeted, "arguments": _arguments_swapped,
     "value": _values_renamed, "base": _bases_changed, "method-name": _methods_renamed,
+    "definition-name": _definitions_renamed,
     "parameter": _parameters_added, "stored": _stored_changed, "decorator": _decorators_dropped,
     "import": _imports_dropped, "annotation": _annotations_changed, "keyword": _keywords_changed,
 }

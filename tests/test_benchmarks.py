@@ -259,7 +259,7 @@ def test_mutations_make_one_edit_of_each_kind_on_its_own_line_and_the_module_sti
     assert {e.kind for e in made} == {"call retargeted", "method call retargeted", "arguments swapped",
                                       "value renamed", "base changed", "method renamed", "parameter added",
                                       "stored attribute changed", "decorator dropped", "imported name dropped",
-                                      "annotation changed", "keyword argument changed"}
+                                      "annotation changed", "keyword argument changed", "definition renamed"}
     assert len({e.line for e in made}) == len(made) == len(KINDS)
     before, after = _MUTABLE.splitlines(), text.splitlines()
     assert len(before) == len(after) and sum(x != y for x, y in zip(before, after)) == len(made)
