@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,18 @@ class _Module:
         return Edit(kind, line, start, end, other) if self.lines[line][start:end] == node.id else None
 
 
-def _calls_retargeted(m: _Module) -> Iterator[Edit]:
-    """`helper(x)` -> `other_helper(x)`, `Thing(x)` -> `OtherThing(x)`."""
-    for node in ast.walk(m.tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            pool = m.functions if node.func.id in m.functions else m.classes
-            edit = m.renamed("call retargeted", node.func, pool)
+def _swapped(m: _Module, kind: str, names: Iterable[ast.AST]) -> Iterator[Edit]:
+    """Each of these names of a function of the module for another function, of a class for another class."""
+    for name in names:
+        if isinstance(name, ast.Name):
+            edit = m.renamed(kind, name, m.functions if name.id in m.functions else m.classes)
             if edit:
                 yield edit
+
+
+def _calls_retargeted(m: _Module) -> Iterator[Edit]:
+    """`helper(x)` -> `other_helper(x)`, `Thing(x)` -> `OtherThing(x)`."""
+    return _swapped(m, "call retargeted", (n.func for n in ast.walk(m.tree) if isinstance(n, ast.Call)))
 
 
 def _method_calls_retargeted(m: _Module) -> Iterator[Edit]:
@@ -100,12 +104,7 @@ def _arguments_swapped(m: _Module) -> Iterator[Edit]:
 
 def _values_renamed(m: _Module) -> Iterator[Edit]:
     """`handler = on_save` -> `handler = on_load`: a name bound to another function or class."""
-    for node in ast.walk(m.tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-            pool = m.functions if node.value.id in m.functions else m.classes
-            edit = m.renamed("value renamed", node.value, pool)
-            if edit:
-                yield edit
+    return _swapped(m, "value renamed", (n.value for n in ast.walk(m.tree) if isinstance(n, ast.Assign)))
 
 
 def _bases_changed(m: _Module) -> Iterator[Edit]:
@@ -209,14 +208,8 @@ def _annotations_changed(m: _Module) -> Iterator[Edit]:
 
 def _keywords_changed(m: _Module) -> Iterator[Edit]:
     """`run(x, key=helper)` -> `run(x, key=other_helper)`: what a call passes by a keyword."""
-    for node in ast.walk(m.tree):
-        if isinstance(node, ast.Call):
-            for keyword in node.keywords:
-                if isinstance(keyword.value, ast.Name):
-                    pool = m.functions if keyword.value.id in m.functions else m.classes
-                    edit = m.renamed("keyword argument changed", keyword.value, pool)
-                    if edit:
-                        yield edit
+    return _swapped(m, "keyword argument changed", (k.value for n in ast.walk(m.tree) if isinstance(n, ast.Call)
+                                                   for k in n.keywords))
 
 
 KINDS: dict[str, Callable[[_Module], Iterator[Edit]]] = {
