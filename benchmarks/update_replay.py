@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import filecmp
+import hashlib
 import json
 import shutil
 import statistics
@@ -157,14 +158,18 @@ def return_edits(tree: Path, scratch: Path) -> tuple[Path, Path]:
     return old, new
 
 
-def mutation_edits(tree: Path, scratch: Path) -> tuple[Path, Path, dict[str, list[str]]]:
+def mutation_edits(tree: Path, scratch: Path, at_most: int | None = None) -> tuple[Path, Path, dict[str, list[str]]]:
     """A copy of the tree, another whose .py files each carry benchmarks/mutations.py's edits, and
-    what was done to each file."""
+    what was done to each file. With `at_most`, only so many files are edited, those a hash of
+    their path puts first (a large tree: each step is compared with a rebuild)."""
     old, new = scratch / "old", scratch / "new"
     copy_tree(tree, old)
     copy_tree(tree, new)
     done = {}
-    for path in sorted(new.rglob("*.py")):
+    paths = sorted(new.rglob("*.py"))
+    if at_most is not None:
+        paths = sorted(sorted(paths, key=lambda p: hashlib.sha256(p.relative_to(new).as_posix().encode()).hexdigest())[:at_most])
+    for path in paths:
         name = path.relative_to(new).as_posix()
         edited = mutated(path.read_text(encoding="utf-8", errors="replace"), name)
         if edited is not None:
@@ -219,6 +224,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mutations", action="store_true",
                         help="also replay each pair's newer release into a copy whose files carry "
                              "benchmarks/mutations.py's edits")
+    parser.add_argument("--mutate-at-most", type=int, metavar="N",
+                        help="with --mutations, edit at most N files of each tree (chosen by a hash of their paths)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "update_replay.json")
     args = parser.parse_args(argv)
     if args.every < 1:
@@ -244,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
                 edited = return_edits(new, Path(tmp) / "returns")
                 runs.append((new_spec, f"{new_spec} with returns swapped", *edited, Path(tmp) / "returns", None))
             if args.mutations and old_spec not in ("stdlib", "asyncio"):
-                *trees, done = mutation_edits(new, Path(tmp) / "mutations")
+                *trees, done = mutation_edits(new, Path(tmp) / "mutations", args.mutate_at_most)
                 runs.append((new_spec, f"{new_spec} mutated", *trees, Path(tmp) / "mutations", done))
             for old_name, new_name, before, after, work, edits in runs:
                 result = {"old": old_name, "new": new_name,

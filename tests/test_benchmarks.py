@@ -288,6 +288,10 @@ def test_update_replay_mutation_edits_say_what_each_file_got(tmp_path):
     assert set(done) == {"p/store.py"} and any(d.startswith("base changed (line ") for d in done["p/store.py"])
     result = update_replay.replay(old, new, tmp_path / "w", edits=done)
     assert result["files_changed"] == 1 and result["differences"] == []
+    (tree / "p/other.py").write_text(_MUTABLE)
+    _, _, both = update_replay.mutation_edits(tree, tmp_path / "both")
+    _, _, one = update_replay.mutation_edits(tree, tmp_path / "one", at_most=1)
+    assert set(both) == {"p/store.py", "p/other.py"} and len(one) == 1 and set(one) < set(both)
 
 
 def test_update_replay_makes_the_stdlib_pair_from_the_scale_edits_it_can_apply(tmp_path):
