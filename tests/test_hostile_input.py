@@ -9,6 +9,8 @@ import pytest
 from codegraph.indexer import index_repository
 from codegraph.languages.java import rules as java_rules
 
+from conftest import snapshot
+
 
 def _nested_defs(depth: int) -> str:
     lines = [f"{'    ' * i}def f{i}(a{i}):" for i in range(depth)]
@@ -595,8 +597,6 @@ def test_an_update_of_code_that_refers_to_itself_in_a_cycle_equals_its_rebuild(t
     """Cycles Python refuses or leaves half-made (classes deriving from each other, modules that
     star-import each other): an update asks the resolver in another order than a full build, and
     must still answer as it does (mutated code once made click's update and rebuild disagree)."""
-    from conftest import snapshot
-
     files, edits = _CYCLIC[case]
     root = tmp_path / "repo"
     for name, text in {"p/__init__.py": "", **files}.items():
