@@ -81,41 +81,40 @@ def _replaced(data: bytes, node, text: bytes) -> bytes:
     return data[:node.start_byte] + text + data[node.end_byte:]
 
 
-def _first(data: bytes, kind: str, field: str, keep=lambda data, node, part: True):
-    """The first `kind` node whose `field` is there (and `keep` says yes), with that part."""
-    for node in _nodes(data, kind):
-        part = node.child_by_field_name(field)
-        if part is not None and keep(data, node, part):
-            return node, part
-    return None, None
+def _first_part(data: bytes, kind: str, field: str, keep=lambda part: True):
+    """The `field` of the first `kind` node that has one (and that `keep` takes)."""
+    return next((part for node in _nodes(data, kind)
+                 if (part := node.child_by_field_name(field)) is not None and keep(part)), None)
 
 
-def _not_object(data: bytes, node, part) -> bool:
-    return part.type not in ("void_type",) and part.text not in (b"Object", b"java.lang.Object")
+def _not_object(part) -> bool:
+    return part.type != "void_type" and part.text not in (b"Object", b"java.lang.Object")
+
+
+def _made_object(data: bytes, kind: str) -> bytes | None:
+    part = _first_part(data, kind, "type", _not_object)
+    return None if part is None else _replaced(data, part, b"Object")
 
 
 def _returns_object(data: bytes) -> bytes | None:
     """The first method returning a type returns Object instead (15.12.3: what a call gives, and so
     what a chained call on it finds)."""
-    _node, part = _first(data, "method_declaration", "type", _not_object)
-    return None if part is None else _replaced(data, part, b"Object")
+    return _made_object(data, "method_declaration")
 
 
 def _takes_object(data: bytes) -> bytes | None:
     """The first parameter of a type takes Object instead (15.12.2: which overload a call chooses)."""
-    _node, part = _first(data, "formal_parameter", "type", _not_object)
-    return None if part is None else _replaced(data, part, b"Object")
+    return _made_object(data, "formal_parameter")
 
 
 def _field_object(data: bytes) -> bytes | None:
     """The first field of a type holds an Object instead (15.11: what `x.f.m()` finds)."""
-    _node, part = _first(data, "field_declaration", "type", _not_object)
-    return None if part is None else _replaced(data, part, b"Object")
+    return _made_object(data, "field_declaration")
 
 
 def _unimplemented(data: bytes) -> bytes | None:
     """The first class that implements interfaces implements none (8.1.5)."""
-    _node, part = _first(data, "class_declaration", "interfaces")
+    part = _first_part(data, "class_declaration", "interfaces")
     return None if part is None else _replaced(data, part, b"")
 
 

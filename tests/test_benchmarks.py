@@ -1,5 +1,6 @@
 """The benchmark harness's shared parts: metrics, the per-task result store, sharding."""
 
+import ast
 import json
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from benchmarks.dynamic_callgraph import MISS_KINDS, miss_kinds, sample_edges
 from benchmarks.javac_callgraph import oracle_edges, static_edges
 from benchmarks.repoclassbench_java import blob_hash, checkout, locate, surefire
 from benchmarks.metrics import dependency_invocation_rate, pass_at_k, reference_dependencies, summarise
+from benchmarks.mutations import KINDS, mutated
 from benchmarks.runner import ResultStore, run_all, shard
 from codegraph.indexer import index_repository
 
@@ -250,10 +252,6 @@ class Store(Base):
 
 
 def test_mutations_make_one_edit_of_each_kind_on_its_own_line_and_the_module_still_parses():
-    import ast
-
-    from benchmarks.mutations import KINDS, mutated
-
     text, made = mutated(_MUTABLE, "p/store.py")
     ast.parse(text)
     assert {e.kind for e in made} == {"call retargeted", "method call retargeted", "arguments swapped",

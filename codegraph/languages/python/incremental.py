@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 import duckdb
 import pyarrow as pa
@@ -666,21 +666,33 @@ class Moved:
         return any((scope, word) in self.names for scope in around for word in said)
 
 
+def _grown(out: set, rows: Iterable[tuple], reads: Callable[[object, set[str]], bool]) -> set:
+    """`out` with the key of each row (key, words) whose words `reads` says read one of it, to a
+    fixpoint: a name whose value names a changed name holds something else too."""
+    rows = list(rows)
+    grown = True
+    while grown:
+        grown = False
+        for key, said in rows:
+            if key not in out and reads(key, said):
+                out.add(key)
+                grown = True
+    return out
+
+
+def _words_of(*texts: str | None) -> set[str]:
+    return set(_IDENTIFIER_WORD.findall(" ".join(t for t in texts if t)))
+
+
 def _changed_names(changed: set[tuple[str, str]], bindings: Iterable[tuple]) -> frozenset:
     """The local names whose value may differ: those whose rows differ or whose value names a
     changed definition (`changed`), and those whose value or annotation names one of them, in
     their function or one around it, to a fixpoint. bindings: (scope, name, value, annotation)
     rows, as they were and are."""
-    rows = [(scope, name, set(_IDENTIFIER_WORD.findall(" ".join(t for t in (value, annotation) if t))))
-            for scope, name, value, annotation in bindings]
-    out, grown = set(changed), True
-    while grown:
-        grown = False
-        for scope, name, said in rows:
-            if (scope, name) not in out and any((s, w) in out for s in _function_scopes(scope) for w in said):
-                out.add((scope, name))
-                grown = True
-    return frozenset(out)
+    out = set(changed)
+    rows = (((scope, name), _words_of(value, annotation)) for scope, name, value, annotation in bindings)
+    return frozenset(_grown(out, rows, lambda key, said: any((s, w) in out for s in _function_scopes(key[0])
+                                                             for w in said)))
 
 
 def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names: list[str],
@@ -720,14 +732,8 @@ def moved_calls(con, fresh: dict[str, pa.Table], came_and_went: set[str], names:
     # too: a call names it to pass what it holds (`run(HANDLER)`, `self.handler`)
     said = [*con.execute(_SAID_SQL).fetchall(), *(row for table in ("members", "globals") for row in zip(
         *column_lists(fresh[table], ("name", "value", "annotation"))))]
-    said = [(name, " ".join(t for t in (value, annotation) if t)) for name, value, annotation in said if value or annotation]
-    grown = True
-    while grown:
-        grown = False
-        for name, text in said:
-            if name not in changed and names_one(text, changed):
-                changed.add(name)
-                grown = True
+    _grown(changed, ((name, _words_of(value, annotation)) for name, value, annotation in said),
+           lambda _name, words: not changed.isdisjoint(words))
     calls = [row for row in zip(*column_lists(fresh["calls"], _SITE_KEY)) if row[3] and row[2] != "implicit"]
     now, before = counted(calls, False), counted(con.execute(_PASSED_SQL).fetchall(), False)
     keys = frozenset((now - before).keys() | (before - now).keys())
