@@ -716,6 +716,17 @@ ELSEWHERE = {
         "p/u.py": "from p.a import A\n\n\ndef use(given: A):\n    made = A()\n    made.close()\n    given.close()\n",
     }, "p/s.py", "from p.a import A\n\n\nclass S(A):\n    def close(self):\n        pass\n",
         {("p.u.use", "p.a.A.close", "type"), ("p.u.use", "p.s.S.close", "override")}),
+    # A class made by what a caller passes (`callable(*args)` given C) runs C.__init__: that row is
+    # no site arguments are learned from, in an update as in a full build (its class's row is not one)
+    "made_through_a_parameter": ({
+        "p/__init__.py": "",
+        "p/check.py": "def raises(callable, *args):\n    callable(*args)\n",
+        "p/k.py": "class K:\n    def go(self):\n        pass\n\n\nclass L:\n    def go(self):\n        pass\n",
+        "p/c.py": "class C:\n    def __init__(self, value):\n        value.go()\n",
+        "p/t.py": "from p.check import raises\nfrom p.c import C\nfrom p.k import K, L\n\n\ndef test():\n"
+                  "    raises(C, K())\n    C(L())\n",
+    }, "p/c.py", "class C:\n    def __init__(self, value):\n        value.go()\n        value.go()\n",
+        {("p.check.raises", "p.c.C.__init__", "implicit"), ("p.c.C.__init__", "p.k.L.go", "flow")}),
 }
 
 
@@ -744,6 +755,29 @@ def test_an_update_follows_what_a_call_runs_into_files_it_does_not_name(tmp_path
     files, path, text, expected = ELSEWHERE[case]
     _, edges = _edited(tmp_path, files, path, text)
     assert expected <= edges
+
+
+def test_what_is_read_through_the_class_tree_reads_it_whole(tmp_path):
+    """A base read through the class tree (`self.Callable` of a mixin, a subclass's attribute) is
+    answered with the part of the tree made before it; what is asked after reads the whole tree,
+    in a full build as in an update re-resolving the file for what its callers pass."""
+    files = {
+        "p/__init__.py": "",
+        "p/f.py": "class Foo:\n    pass\n",
+        "p/t.py": "from p.f import Foo\n\n\nclass Base:\n    def test(self):\n        Callable = self.Callable\n\n"
+                  "        class C1(Callable):\n            pass\n\n\nclass Z(Base):\n    Callable = Foo\n\n\n"
+                  "def run(cb):\n    cb()\n",
+        "p/h.py": "def h1():\n    pass\n\n\ndef h2():\n    pass\n",
+        "p/u.py": "from p.h import h1, h2\nfrom p.t import run\n\n\ndef go():\n    run(h1)\n",
+    }
+    updated, edges = _edited(tmp_path, files, "p/u.py", files["p/u.py"].replace("run(h1)", "run(h2)"))
+    assert updated.reresolved == 1 and ("p.t.run", "p.h.h2", "flow") in edges
+    con = duckdb.connect(str(updated.db_path), read_only=True)
+    try:
+        assert con.execute("SELECT resolved_qualname FROM refs WHERE text = 'self.Callable'").fetchall() == \
+            [("p.t.Z.Callable",)]
+    finally:
+        con.close()
 
 
 def test_an_update_whose_file_passes_what_it_passed_re_resolves_no_other_file(flow_repo, tmp_path):

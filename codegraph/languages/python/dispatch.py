@@ -290,6 +290,7 @@ class Dispatch:
                 for base in bases:
                     if base and base != sub:
                         self._children[base].append(sub)
+            self.forget_answers()  # but the bases: the others read the tree as it was made
         return self._descendants(klass)
 
     def _all_bases(self) -> Iterable[tuple[str, list[str | None]]]:

@@ -136,13 +136,16 @@ _FORWARDED_TO_SQL = f"""
 # Calls of files not resolved now into definitions of files that are (_q: those and their callers,
 # see _flow_sites), with the arguments they pass: Resolver.learn_flows. The rows are found by their
 # callee alone first (a scan of one column), then read whole: the other filters pushed into the scan
-# let 30,000 of the stdlib's rows through, every column read (twice the time).
+# let 30,000 of the stdlib's rows through, every column read (twice the time). Not the init rows
+# (`C(x)` running C.__init__): a full build learns from the class's row, which binds both
+# constructors, and has none before its calls are answered; one made for an answer found by what
+# callers pass (`callable(*args)` making C) would hand on what no full build hands on.
 _FLOW_SITES_SQL = f"""
     WITH sites AS (SELECT DISTINCT c.* FROM calls c
         WHERE c.rowid IN (SELECT rowid FROM calls WHERE resolved_callee IN (SELECT v FROM _q))
           AND c.file_id NOT IN (SELECT file_id FROM _resolving)
           AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
-          AND c.kind <> 'implicit' AND c.{PROJECT_CALL_SQL})
+          AND c.kind NOT IN ('implicit', 'init') AND c.{PROJECT_CALL_SQL})
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """

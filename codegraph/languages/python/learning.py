@@ -316,6 +316,12 @@ _LOCAL_CLASSES_SQL = "SELECT DISTINCT class_qualname FROM all_inheritance WHERE 
 _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                              file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
                       FROM classes"""
+# The bases of the classes of the files not resolved again, as stored, with how each resolved
+# (one class of the name: two of one name share one answer, which their rows do not tell)
+_STORED_BASES_SQL = """SELECT class_qualname, list(resolved_base ORDER BY position), list(resolution ORDER BY position)
+                       FROM inheritance
+                       WHERE file_id NOT IN (SELECT file_id FROM _affected) AND file_id NOT IN (SELECT file_id FROM _fresh)
+                       GROUP BY class_qualname HAVING count(DISTINCT class_id) = 1"""
 
 
 def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iterator[tuple[str, list[str | None]]]:
@@ -323,11 +329,15 @@ def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iter
     as stored (what resolving them gave, and would give again, or the plan would resolve them
     again), those of the others as the resolver answers now; by qualname, as Dispatch._all_bases,
     and as it, each answered when the tree holds the classes before it (a base read through
-    `self.kind` may look the tree up)."""
+    `self.kind` may look the tree up). The stored answers are also the resolver's from now on: a
+    file resolved again for what flows into it, or a class's MRO, reads its classes' bases as a
+    full build answered them, with the tree as it was then, not with the whole tree."""
     rows = con.execute(_CLASS_BASES_SQL).fetchall()
     again = {qualname for qualname, _, resolved_again in rows if resolved_again}
     learner.many(again)
     resolver = learner.resolver
+    resolver.settle_bases({qualname: list(zip(bases, hows)) for qualname, bases, hows
+                           in con.execute(_STORED_BASES_SQL).fetchall() if qualname not in again})
     seen: set[str] = set()
     for qualname, bases, _ in sorted(rows, key=lambda row: row[0]):
         if qualname in seen:

@@ -109,6 +109,7 @@ class Resolver(Dispatch, Containers, Values, Flows):
         variable's annotation or assigned value, a function's signature (its return annotation).
         returns: function qualname -> the expressions its return statements give. decorators:
         function qualname -> its decorators as written, outermost first."""
+        self._memos: list[dict | set] = []  # the answers worked out and kept (_memo)
         self.defs = defs
         self.evidence = evidence or {}
         # function qualname -> name -> (kind, value, annotation, position) for the callers being resolved
@@ -120,31 +121,31 @@ class Resolver(Dispatch, Containers, Values, Flows):
         self.returns: dict[str, tuple[str, ...]] = dict(returns or {})
         self.decorators: dict[str, tuple[str, ...]] = dict(decorators or {})
         self.metaclasses: dict[str, tuple[str, str]] = dict(metaclasses or {})  # class -> (module, keyword)
-        self._metaclasses: dict[str, str | None] = {}  # class -> the project's metaclass that makes it
+        self._metaclasses: dict[str, str | None] = self._memo({})  # class -> the project's metaclass that makes it
         self._children: dict[str, list[str]] | None = None
         self._owned: dict[str, tuple[str, ...]] | None = None  # _named_in
-        self._family: dict[str, str | None] = {}  # by_name
+        self._family: dict[str, str | None] = self._memo({})  # by_name
         self._owned_by: tuple[dict, dict] | None = None  # _duck
-        self._ducks: dict[tuple[frozenset, frozenset], str | None] = {}
+        self._ducks: dict[tuple[frozenset, frozenset], str | None] = self._memo({})
         # (caller, receiver) -> (members called, members read) of that receiver, two or more (by_name)
         self.receivers: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         # a container's last name -> the calls keeping values in it (resolution.keeping_sites); None: not read yet
         self.kept: dict[str, list[tuple]] | None = None
-        self._kept: dict[tuple, list[tuple[str, str, str]]] = {}  # _kept_in
+        self._kept: dict[tuple, list[tuple[str, str, str]]] = self._memo({})  # _kept_in
         # an attribute's name -> its values written by `self.<name> = v` (resolution.written_values); None: not read yet
         self.written: dict[str, list[tuple[str, str, str]]] | None = None
-        self._overrides: dict[tuple[str, str], list[str]] = {}
-        self._members: dict[tuple[str, str, bool], str | None] = {}
-        self._below: dict[str, list[str]] = {}
-        self._bound: dict[tuple, list[tuple[str, str]]] = {}  # _through_bindings
-        self._lookups: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+        self._overrides: dict[tuple[str, str], list[str]] = self._memo({})
+        self._members: dict[tuple[str, str, bool], str | None] = self._memo({})
+        self._below: dict[str, list[str]] = self._memo({})
+        self._bound: dict[tuple, list[tuple[str, str]]] = self._memo({})  # _through_bindings
+        self._lookups: dict[tuple[str, str, str], tuple[str | None, str | None]] = self._memo({})
         self._hops = 0  # arguments followed back through callers' parameters (_flow_targets)
         self._flowing = False
         # scopes -> (bindings rows, parameters rows) of those functions; None: all are learned
         self.scope_loader: Callable[[list[str]], tuple[Iterable, Iterable]] | None = None
         self._scopes_known: set[str] = set()
-        self._types: dict[str, str | None] = {}
-        self._via_type: set[str] = set()
+        self._types: dict[str, str | None] = self._memo({})
+        self._via_type: set[str] = self._memo(set())
         self._busy = _Busy()
         self.libraries = libraries
         self.module_bindings: dict[str, str] = {}
@@ -165,13 +166,26 @@ class Resolver(Dispatch, Containers, Values, Flows):
         # An update's classes made inside functions, with bases (need_local_class_scopes)
         self.local_classes: Callable[[], Iterable[str]] | None = None
         self._local_class_scopes = False
-        self._canon: dict[str, str | None] = {}
+        self._canon: dict[str, str | None] = self._memo({})
         self._bases: dict[str, list[tuple[str | None, str | None]]] = {}
         self._mro: dict[str, list[str]] = {}
         self._cycles: dict[str, set[str]] = {}  # a class -> the classes it derives from and that derive from it
-        self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-        self._all: dict[tuple, list[tuple[str | None, str | None]]] = {}  # resolve_call_all
-        self._accessors: dict[tuple[str, str], str | None] = {}
+        self._calls: dict[tuple[str, str], tuple[str | None, str | None]] = self._memo({})
+        self._all: dict[tuple, list[tuple[str | None, str | None]]] = self._memo({})  # resolve_call_all
+        self._accessors: dict[tuple[str, str], str | None] = self._memo({})
+
+    def _memo(self, cache: dict | set) -> dict | set:
+        """A cache of answers, forgotten with the others (forget_answers)."""
+        self._memos.append(cache)
+        return cache
+
+    def forget_answers(self) -> None:
+        """Forget every answer worked out so far but the classes' bases and what follows from
+        them alone (their MROs): those worked out while the class tree was being made read the
+        part of it made (`self.kind` of a mixin, a subclass's attribute), which the answers asked
+        later, in a full build or an update, must not."""
+        for cache in self._memos:
+            cache.clear()
 
     def learn_imports(self, imports: Iterable[tuple]) -> None:
         """imports rows (module, scope_qualname, bound_name, target, is_star, imported_module): the
@@ -263,6 +277,10 @@ class Resolver(Dispatch, Containers, Values, Flows):
             out.append(self.resolve_expression(generic.group(1) if generic else text, module, scope))
         self._bases[class_qualname] = out
         return out
+
+    def settle_bases(self, answers: dict[str, list[tuple[str | None, str | None]]]) -> None:
+        """Take these classes' bases as answered (an update: as stored), not as answered again."""
+        self._bases.update(answers)
 
     def mro(self, class_qualname: str) -> list[str]:
         """Depth-first, left to right, keeping the last visit of a class reached twice: C3's
