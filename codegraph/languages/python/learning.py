@@ -24,6 +24,7 @@ from .resolve import Resolver
 
 _OF_FILES = among("file_id", "_learning")
 _RETURN_COLUMNS = ("scope_qualname", "line", "value")
+_ANSWERED_BASES = ("class_qualname", "class_id", "position", "resolved_base", "resolution")
 # What a module's learning reads: each kind's query of the files a condition chooses (None: all),
 # file_id then its key columns, in a full build's order (the project's rows, then the library
 # layer's; the changed files' imports and bases come last, from `fresh`).
@@ -40,6 +41,9 @@ _SOURCES: dict[str, tuple[Callable[[str | None], str], tuple[str, ...]]] = {
                 _RETURN_COLUMNS),
     "imports": (_union_of("imports", IMPORT_KEY), IMPORT_KEY),
     "inheritance": (_union_of("inheritance", BASE_KEY), BASE_KEY),
+    # the project's bases as resolved (the library layer's are answered afresh, as a full build does)
+    "answered_bases": (lambda where: f"SELECT file_id, {', '.join(_ANSWERED_BASES)} FROM main.inheritance"
+                                     + (f" WHERE {where}" if where else ""), _ANSWERED_BASES),
 }
 # Modules learned by a query each before all rows are read at once and sliced (each query scans
 # its tables: file ids are hashes, no zone map skips): a one-file update of a leaf module asks
@@ -187,6 +191,10 @@ class ModuleLearner:
         self.whole = False
         self.batches = 0
         self.names: pa.Table | None = None  # every definition's name and qualname, read at the first defined_named
+        # The classes whose bases are answered afresh (those of the files resolved again when the
+        # class tree is made: _bases_known); until then None, and the stored answers wait in `stored`
+        self.again: set[str] | None = None
+        self.stored: dict[str, list[tuple[str | None, str | None]]] = {}
 
     def __call__(self, key) -> None:
         if self.whole or not isinstance(key, str) or key in self.asked:
@@ -245,6 +253,21 @@ class ModuleLearner:
         dict.update(resolver.returns, returns_of(self.rows.read("returns")))
         resolver.learn_imports(self.rows.read("imports"))
         resolver.learn_bases(self.rows.read("inheritance"))
+        self._settle(self.rows.read("answered_bases"))
+
+    def _settle(self, rows: Iterable[tuple]) -> None:
+        """The stored bases of the classes learned are the resolver's answers (settle_bases), but
+        those of the classes answered afresh; two classes of one name share one answer, which their
+        rows do not tell: answered afresh."""
+        found: dict[str, list[tuple]] = defaultdict(list)  # qualname -> (position, class id, base, how)
+        for qualname, class_id, position, base, how in rows:
+            found[qualname].append((position, class_id, base, how))
+        answers = {qualname: [(base, how) for _, _, base, how in sorted(bases)]
+                   for qualname, bases in found.items() if len({b[1] for b in bases}) == 1}
+        if self.again is None:
+            self.stored.update(answers)
+        else:
+            self.resolver.settle_bases({q: a for q, a in answers.items() if q not in self.again})
 
     def _names(self) -> pa.Table:
         if self.names is None:
@@ -316,12 +339,6 @@ _LOCAL_CLASSES_SQL = "SELECT DISTINCT class_qualname FROM all_inheritance WHERE 
 _CLASS_BASES_SQL = """SELECT qualname, base_qualnames,
                              file_id IN (SELECT file_id FROM _affected) OR file_id IN (SELECT file_id FROM _fresh)
                       FROM classes"""
-# The bases of the classes of the files not resolved again, as stored, with how each resolved
-# (one class of the name: two of one name share one answer, which their rows do not tell)
-_STORED_BASES_SQL = """SELECT class_qualname, list(resolved_base ORDER BY position), list(resolution ORDER BY position)
-                       FROM inheritance
-                       WHERE file_id NOT IN (SELECT file_id FROM _affected) AND file_id NOT IN (SELECT file_id FROM _fresh)
-                       GROUP BY class_qualname HAVING count(DISTINCT class_id) = 1"""
 
 
 def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iterator[tuple[str, list[str | None]]]:
@@ -333,11 +350,11 @@ def _bases_known(con: duckdb.DuckDBPyConnection, learner: ModuleLearner) -> Iter
     file resolved again for what flows into it, or a class's MRO, reads its classes' bases as a
     full build answered them, with the tree as it was then, not with the whole tree."""
     rows = con.execute(_CLASS_BASES_SQL).fetchall()
-    again = {qualname for qualname, _, resolved_again in rows if resolved_again}
-    learner.many(again)
+    again = learner.again = {qualname for qualname, _, resolved_again in rows if resolved_again}
     resolver = learner.resolver
-    resolver.settle_bases({qualname: list(zip(bases, hows)) for qualname, bases, hows
-                           in con.execute(_STORED_BASES_SQL).fetchall() if qualname not in again})
+    resolver.settle_bases({q: answer for q, answer in learner.stored.items() if q not in again})
+    learner.stored.clear()
+    learner.many(again)
     seen: set[str] = set()
     for qualname, bases, _ in sorted(rows, key=lambda row: row[0]):
         if qualname in seen:

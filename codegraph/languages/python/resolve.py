@@ -264,10 +264,13 @@ class Resolver(Dispatch, Containers, Values, Flows):
     # -- classes ----------------------------------------------------------------------------
     def resolved_bases(self, class_qualname: str) -> list[tuple[str | None, str | None]]:
         """(resolved qualname, how) for each base as written."""
-        if class_qualname in self._bases:
-            return self._bases[class_qualname]
+        found = self._bases.get(class_qualname)
+        if found is None:  # an update learns the class's module here, and may take its stored bases (settle_bases)
+            module = self.class_module.get(class_qualname, class_qualname.rpartition(".")[0])
+            found = self._bases.get(class_qualname)
+        if found is not None:
+            return found
         self._bases[class_qualname] = []  # guards against a class deriving from itself
-        module = self.class_module.get(class_qualname, class_qualname.rpartition(".")[0])
         if _LOCALS in class_qualname:
             self.need_local_class_scopes()
         scope = class_qualname.rsplit(_LOCALS, 1)[0] if _LOCALS in class_qualname else module
