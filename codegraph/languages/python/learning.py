@@ -24,7 +24,12 @@ from .resolve import Resolver
 
 _OF_FILES = among("file_id", "_learning")
 _RETURN_COLUMNS = ("scope_qualname", "line", "value")
-_ANSWERED_BASES = ("class_qualname", "class_id", "position", "resolved_base", "resolution")
+# A class's bases as resolved (all of them: two classes of one name share one list) and how each
+# of its rows' resolved
+_ANSWERED_BASES = ("class_qualname", "base_qualnames", "position", "resolution")
+_ANSWERED_BASES_SQL = """SELECT * FROM (SELECT c.file_id, c.qualname AS class_qualname, c.base_qualnames, i.position,
+                                               i.resolution
+                                        FROM main.classes c JOIN main.inheritance i ON i.class_id = c.id)"""
 # What a module's learning reads: each kind's query of the files a condition chooses (None: all),
 # file_id then its key columns, in a full build's order (the project's rows, then the library
 # layer's; the changed files' imports and bases come last, from `fresh`).
@@ -42,8 +47,7 @@ _SOURCES: dict[str, tuple[Callable[[str | None], str], tuple[str, ...]]] = {
     "imports": (_union_of("imports", IMPORT_KEY), IMPORT_KEY),
     "inheritance": (_union_of("inheritance", BASE_KEY), BASE_KEY),
     # the project's bases as resolved (the library layer's are answered afresh, as a full build does)
-    "answered_bases": (lambda where: f"SELECT file_id, {', '.join(_ANSWERED_BASES)} FROM main.inheritance"
-                                     + (f" WHERE {where}" if where else ""), _ANSWERED_BASES),
+    "answered_bases": (lambda where: _ANSWERED_BASES_SQL + (f" WHERE {where}" if where else ""), _ANSWERED_BASES),
 }
 # Modules learned by a query each before all rows are read at once and sliced (each query scans
 # its tables: file ids are hashes, no zone map skips): a one-file update of a leaf module asks
@@ -257,13 +261,13 @@ class ModuleLearner:
 
     def _settle(self, rows: Iterable[tuple]) -> None:
         """The stored bases of the classes learned are the resolver's answers (settle_bases), but
-        those of the classes answered afresh; two classes of one name share one answer, which their
-        rows do not tell: answered afresh."""
-        found: dict[str, list[tuple]] = defaultdict(list)  # qualname -> (position, class id, base, how)
-        for qualname, class_id, position, base, how in rows:
-            found[qualname].append((position, class_id, base, how))
-        answers = {qualname: [(base, how) for _, _, base, how in sorted(bases)]
-                   for qualname, bases in found.items() if len({b[1] for b in bases}) == 1}
+        those of the classes answered afresh."""
+        bases: dict[str, list[str | None]] = {}
+        hows: dict[str, dict[int, str | None]] = defaultdict(dict)
+        for qualname, resolved, position, how in rows:
+            bases[qualname] = resolved
+            hows[qualname][position] = how
+        answers = {q: [(base, hows[q].get(i)) for i, base in enumerate(resolved)] for q, resolved in bases.items()}
         if self.again is None:
             self.stored.update(answers)
         else:
