@@ -727,6 +727,14 @@ ELSEWHERE = {
                   "    raises(C, K())\n    C(L())\n",
     }, "p/c.py", "class C:\n    def __init__(self, value):\n        value.go()\n        value.go()\n",
         {("p.check.raises", "p.c.C.__init__", "implicit"), ("p.c.C.__init__", "p.k.L.go", "flow")}),
+    # ... but the class's row is one, when the constructor it runs passes on what the changed function
+    # is given (`Once(act)`, whose __init__ hands `act` to trim)
+    "passed_on_by_a_constructor": ({
+        "p/__init__.py": "",
+        "p/core.py": "def trim(fn):\n    fn()\n",
+        "p/actions.py": "from p.core import trim\n\n\nclass Once:\n    def __init__(self, method):\n        trim(method)\n",
+        "p/t.py": "from p.actions import Once\n\n\ndef act():\n    pass\n\n\ndef test():\n    Once(act)\n",
+    }, "p/core.py", "def trim(fn):\n    fn()\n    fn()\n", {("p.core.trim", "p.t.act", "flow")}),
 }
 
 
