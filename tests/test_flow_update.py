@@ -716,19 +716,8 @@ ELSEWHERE = {
         "p/u.py": "from p.a import A\n\n\ndef use(given: A):\n    made = A()\n    made.close()\n    given.close()\n",
     }, "p/s.py", "from p.a import A\n\n\nclass S(A):\n    def close(self):\n        pass\n",
         {("p.u.use", "p.a.A.close", "type"), ("p.u.use", "p.s.S.close", "override")}),
-    # A class made by what a caller passes (`callable(*args)` given C) runs C.__init__: that row is
-    # no site arguments are learned from, in an update as in a full build (its class's row is not one)
-    "made_through_a_parameter": ({
-        "p/__init__.py": "",
-        "p/check.py": "def raises(callable, *args):\n    callable(*args)\n",
-        "p/k.py": "class K:\n    def go(self):\n        pass\n\n\nclass L:\n    def go(self):\n        pass\n",
-        "p/c.py": "class C:\n    def __init__(self, value):\n        value.go()\n",
-        "p/t.py": "from p.check import raises\nfrom p.c import C\nfrom p.k import K, L\n\n\ndef test():\n"
-                  "    raises(C, K())\n    C(L())\n",
-    }, "p/c.py", "class C:\n    def __init__(self, value):\n        value.go()\n        value.go()\n",
-        {("p.check.raises", "p.c.C.__init__", "implicit"), ("p.c.C.__init__", "p.k.L.go", "flow")}),
-    # ... but the class's row is one, when the constructor it runs passes on what the changed function
-    # is given (`Once(act)`, whose __init__ hands `act` to trim)
+    # A constructor in a file not resolved passes on what the changed function is given (`Once(act)`,
+    # whose __init__ hands `act` to trim): what it is passed is learned from the call making it
     "passed_on_by_a_constructor": ({
         "p/__init__.py": "",
         "p/core.py": "def trim(fn):\n    fn()\n",

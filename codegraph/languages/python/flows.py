@@ -36,7 +36,9 @@ class Flows:
                     if made is not None and made not in self.libraries:
                         self._bind(made, 1, arguments, module, caller)
                 continue
-            if target_kind in ("method", "property"):
+            if kind == "init":
+                offset = 1
+            elif target_kind in ("method", "property"):
                 offset = 1 if how in ("self", "super", "type") else 0
             elif target_kind == "classmethod":
                 offset = 1

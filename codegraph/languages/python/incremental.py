@@ -136,17 +136,13 @@ _FORWARDED_TO_SQL = f"""
 # Calls of files not resolved now into definitions of files that are (_q: those and their callers,
 # see _flow_sites), with the arguments they pass: Resolver.learn_flows. The rows are found by their
 # callee alone first (a scan of one column), then read whole: the other filters pushed into the scan
-# let 30,000 of the stdlib's rows through, every column read (twice the time). Not the init rows
-# (`C(x)` running C.__init__): a full build learns from the class's row, which binds both
-# constructors (_MADE_BY_SQL puts the class in _q), and has none before its calls are answered; one
-# made for an answer found by what callers pass (`callable(*args)` making C) would hand on what no
-# full build hands on.
+# let 30,000 of the stdlib's rows through, every column read (twice the time).
 _FLOW_SITES_SQL = f"""
     WITH sites AS (SELECT DISTINCT c.* FROM calls c
         WHERE c.rowid IN (SELECT rowid FROM calls WHERE resolved_callee IN (SELECT v FROM _q))
           AND c.file_id NOT IN (SELECT file_id FROM _resolving)
           AND len(c.arguments) > 0 AND {SITE_ROWS_SQL}
-          AND c.kind NOT IN ('implicit', 'init') AND c.{PROJECT_CALL_SQL})
+          AND c.kind <> 'implicit' AND c.{PROJECT_CALL_SQL})
     SELECT resolved_callee, resolution, kind, arguments, caller_qualname, file_id FROM sites
     ORDER BY file_id, line, col, kind, resolved_callee
 """
@@ -178,14 +174,6 @@ _CONSTRUCTORS_SQL = f"""
 """
 _CALLERS_PASSING_SQL = """SELECT DISTINCT caller_qualname FROM calls WHERE resolved_callee IN (SELECT v FROM _q)
                           AND len(arguments) > 0 AND kind <> 'implicit'"""
-# The classes whose calls run a constructor among _q (its own, or one a base gives; every class below
-# the one defining it, a superset: one below that defines its own runs that instead): their rows are
-# the sites that pass to it, as a full build learns them (not the init rows, see _FLOW_SITES_SQL)
-_MADE_BY_SQL = """
-    WITH RECURSIVE made(q) AS (
-        SELECT class_qualname FROM members WHERE qualname IN (SELECT v FROM _q) AND name IN ('__init__', '__new__')
-        UNION SELECT i.class_qualname FROM inheritance i JOIN made m ON i.resolved_base = m.q)
-    SELECT q FROM made"""
 
 
 def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -205,8 +193,6 @@ def _flow_sites(con: duckdb.DuckDBPyConnection) -> list[tuple]:
         callers = around({r[0] for r in con.execute(_CALLERS_PASSING_SQL).fetchall()})
         frontier = callers - here
         here |= callers
-    register_values(con, "_q", sorted(here))
-    here |= {r[0] for r in con.execute(_MADE_BY_SQL).fetchall()}
     register_values(con, "_q", sorted(here))
     return con.execute(_FLOW_SITES_SQL).fetchall()
 
