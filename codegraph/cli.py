@@ -61,9 +61,10 @@ db_option = click.option(
               help=f"Where to write the database. Default: REPO/{graphfile.DB_DIRNAME}/{graphfile.DB_FILENAME}.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), help="Parser processes (default: up to 2 cores).")
-@click.option("--resolve-jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes that resolve a full build of 20,000 calls or more, on Linux. Each past the first is a forked "
-                   "copy of the indexer: faster, at the cost of memory (the stdlib: 11 % less time, 0.6 GB more).")
+@click.option("--resolve-jobs", type=click.IntRange(1, 64),
+              help="Processes that resolve a full build (Python's of 20,000 calls or more, Java's of 5,000), on Linux. "
+                   "Each past the first is a forked copy of the indexer: faster, at the cost of memory. Default: 1 for "
+                   "Python (the stdlib: 11 % less time for 0.6 GB more), up to 2 cores for Java (its resolver is small).")
 @click.option("--max-file-size", type=click.IntRange(1), default=5 * 1024 * 1024, show_default=True,
               help="Skip source files larger than this many bytes.")
 @click.option("--no-embed", is_flag=True, help="Skip the embeddings (no `codegraph search`, no embed() in SQL).")

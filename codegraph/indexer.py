@@ -19,11 +19,12 @@ import duckdb
 import pyarrow as pa
 
 from . import db, graphfile
-from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, full_collections_deferred, starting_a_worker
+from .build import GUARD_HINT, Build, IndexReport, Progress, Workers, starting_a_worker
 from .discover import DEFAULT_MAX_FILE_SIZE, Discovery, discover
 from .errors import RepositoryError
 from .semantic.models import MODELS
 from .full_build import full_build
+from .parsing import full_collections_deferred
 from .languages import Library, languages, suffixes
 from .update import update
 
@@ -38,16 +39,17 @@ def index_repository(
     progress: Progress | None = None,
     libraries: bool = True,
     python: str | None = None,
-    resolve_jobs: int = 1,
+    resolve_jobs: int | None = None,
 ) -> IndexReport:
     """Build or update the graph of `repo`. With `embed`, every definition also gets a vector
     (only new or changed ones on an update): True for the default model (the learned one where it
     is installed, else the offline hashing model), or a model's name (semantic.models.get_model).
     With `libraries`, the standard library and installed packages the repository imports are indexed too, as the
     interpreter `python` (default: this one) finds them, with layer stdlib or site. With
-    `resolve_jobs` > 1, a full build of 20,000 calls or more on Linux has forked copies of this
-    process resolve parts of them: faster, but each copy comes to hold most of what the resolver
-    holds (the stdlib: about 11 % less time, about 0.6 GB more memory for one copy)."""
+    `resolve_jobs` > 1, a full build of enough calls on Linux has forked copies of this process
+    resolve parts of them: faster, but each copy comes to hold most of what the resolver holds
+    (Python's stdlib: about 11 % less time, about 0.6 GB more memory for one copy). None: each
+    language's default (Resolution.full)."""
     if starting_a_worker():
         raise RepositoryError(f"index_repository was called again by a parsing worker as it started: {GUARD_HINT}")
     started = time.perf_counter()
@@ -68,7 +70,7 @@ def index_repository(
 
 def _index_locked(root: Path, target: Path, jobs: int, max_file_size: int, full: bool, embed: str | None,
                   progress: Progress | None, libraries: bool, python: str | None, report: IndexReport,
-                  started: float, resolve_jobs: int = 1) -> IndexReport:
+                  started: float, resolve_jobs: int | None = None) -> IndexReport:
     _remove_abandoned_builds(target)
 
     t = time.perf_counter()

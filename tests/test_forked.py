@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegraph import forked
+from codegraph.languages.java import resolve as java_resolve
 from codegraph.languages.python import resolution
 from codegraph.cli import main
 from codegraph.indexer import index_repository
@@ -123,3 +124,35 @@ def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, 
         con.close()
     assert calls > 10_000 and resolved > calls // 3
     assert snapshot(two.db_path) == snapshot(one.db_path)
+
+
+def test_java_calls_resolved_by_two_processes_are_those_of_one_and_read_the_same_facts(tmp_path, monkeypatch):
+    """The feature programs (tests/java_features), whose files call each other's classes: each
+    part's answers and the facts they read (`reads`, what an update follows) are those one
+    process gives. Java's default is a copy per core up to two (its resolver is small)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(__file__).parent / "java_features", repo)
+    one = index_repository(repo, tmp_path / "one.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=1)
+    forks = []
+    real_fork = forked._fork
+
+    def counted(*args):
+        copy = real_fork(*args)
+        forks.append(copy)
+        return copy
+
+    monkeypatch.setattr(forked, "_fork", counted)
+    monkeypatch.setattr(java_resolve, "FORK_AT", 1)
+    two = index_repository(repo, tmp_path / "two.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=2)
+    assert len(forks) == 1 and forks[0] is not None
+    assert snapshot(two.db_path) == snapshot(one.db_path)
+    read = []
+    for db in (one.db_path, two.db_path):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            read.append(con.execute("SELECT f.path, r.key FROM reads r JOIN files f USING (file_id) ORDER BY ALL").fetchall())
+        finally:
+            con.close()
+    assert read[0] == read[1] and len({path for path, _ in read[0]}) > 60
+    index_repository(repo, tmp_path / "default.duckdb", jobs=1, embed=False, libraries=False)
+    assert len(forks) == (2 if (os.cpu_count() or 1) >= 2 else 1)

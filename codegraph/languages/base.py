@@ -291,10 +291,11 @@ class Resolution(ABC):
 
     @abstractmethod
     def full(self, project: dict[str, pa.Table], library: dict[str, pa.Table], modules: dict[int, str],
-             jobs: int, emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
+             jobs: int | None, emit: Emit, library_resolved: bool = False) -> Callable[[duckdb.DuckDBPyConnection], None]:
         """Resolve a full build: `project` and `library` hold the extracted tables of the language's
         files (they are emptied as they are used, to free memory early); `modules` maps every
-        file id to its module. Each resolved table goes to emit(name, table) as soon as it is whole
+        file id to its module. `jobs`: the processes that may resolve (forked copies past the
+        first), None for the language's default. Each resolved table goes to emit(name, table) as soon as it is whole
         (`library.<name>` for the library's). The library's rows are resolved from the library
         alone, never from the project (the library cache keeps them per set of library files);
         with library_resolved the build has them already and only the project's are asked for.

@@ -24,6 +24,7 @@ changed: derived from what resolution read, not from a second copy of its rules.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from ... import forked
 from ...columns import IN_FRESH, IN_GONE, column_lists, concat, extracted, insert_arrow, keep_values, register_values, update_by_id
 from ...schema import BY_NAME, LIBRARY_SCHEMA, RESOLVED_TABLES
 from ..base import Emit, Resolution
@@ -40,6 +42,7 @@ from .extract import _PARSER, plain_type
 from .jdk import JdkTypes, jdk_types
 
 RESOLVED_COLUMNS = {name: BY_NAME[name].names("resolve") for name in RESOLVED_TABLES}
+FORK_AT = 5_000  # calls of a full build: below this, a forked copy's start costs more than it saves
 _PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double", "void", "var"})
 # java.lang's classes and interfaces (JLS 7.3: every compilation unit imports them on demand)
 _JAVA_LANG = frozenset("""Appendable AutoCloseable CharSequence Cloneable Comparable Iterable Readable Runnable
@@ -1153,10 +1156,29 @@ def _layered(resolver: JavaResolver, answer: tuple[str, str] | None) -> tuple[st
     return answer[0], "library"
 
 
-def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes: pa.Table
+def _by_file(file_ids: list[int], parts: int) -> list[list[int]]:
+    """The positions of rows in `parts` lists of about as many rows each, a file's rows in one."""
+    if parts == 1:
+        return [list(range(len(file_ids)))]
+    count: dict[int, int] = defaultdict(int)
+    for file_id in file_ids:
+        count[file_id] += 1
+    part_of, done = {}, 0
+    for file_id, rows in count.items():
+        part_of[file_id] = min(parts - 1, done * parts // len(file_ids))
+        done += rows
+    out: list[list[int]] = [[] for _ in range(parts)]
+    for at, file_id in enumerate(file_ids):
+        out[part_of[file_id]].append(at)
+    return out
+
+
+def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes: pa.Table, parts: int = 1
                    ) -> tuple[dict[str, pa.Table], pa.Table]:
     """imports, calls, refs and inheritance with their resolution columns, the classes' resolved
-    bases (id, base_qualnames), and the `reads` rows: the facts each file's answers read."""
+    bases (id, base_qualnames), and the `reads` rows: the facts each file's answers read. With
+    parts > 1 and FORK_AT calls or more, forked copies of this process answer parts of the calls
+    (whole files each; forked.each): the answers and what they read are the same."""
     log = resolver.log
     reads: dict[int, set[tuple[str, object]]] = defaultdict(set)
     merged: dict[int, set[int]] = defaultdict(set)
@@ -1190,12 +1212,26 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
                            else None, "definition" if target in resolver.classes else None))
     out["imports"] = with_columns(imports, RESOLVED_COLUMNS["imports"], values)
     calls = tables["calls"]
-    values = []
-    for file_id, text, kind, arguments, caller, line in zip(*column_lists(
-            calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))):
-        reading(file_id)
-        answer = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
-        values.append((False, *(_layered(resolver, answer) or (None, None))))
+    rows = list(zip(*column_lists(calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))))
+    split = _by_file([row[0] for row in rows], parts if parts > 1 and len(rows) >= FORK_AT and forked.can_fork() else 1)
+
+    def answer(part: int) -> tuple[list[tuple], dict[int, set]]:
+        """The answers of one part's calls, and what they read: the same in a forked copy."""
+        values = []
+        for at in split[part]:
+            file_id, text, kind, arguments, caller, line = rows[at]
+            reading(file_id)
+            found = resolver.resolve_call_row(text, kind, list(arguments or ()), caller, line or 0)
+            values.append((False, *(_layered(resolver, found) or (None, None))))
+        log.into(None, set())
+        return values, {file_id: reads[file_id] for file_id in {rows[at][0] for at in split[part]}}
+
+    values: list[tuple | None] = [None] * len(rows)
+    for part, (answered, read) in zip(split, forked.each(len(split), answer)):
+        for at, value in zip(part, answered):
+            values[at] = value
+        for file_id, keys in read.items():
+            reads[file_id] |= keys
     out["calls"] = with_columns(calls, RESOLVED_COLUMNS["calls"], values)
     out["refs"] = with_columns(tables["refs"], RESOLVED_COLUMNS["refs"], [(None, None)] * tables["refs"].num_rows)
     inheritance = tables["inheritance"]
@@ -1264,7 +1300,9 @@ class JavaResolution(Resolution):
         resolver = JavaResolver(state, jdk, library_files, later=[dict(library)])
         del state
         library.clear()
-        resolved, bases = resolve_tables(resolver, project, project["classes"])
+        # both cores unless told: the resolver is small (guava's: ~ MB), its copy cheap
+        parts = jobs if jobs is not None else min(2, os.cpu_count() or 1)
+        resolved, bases = resolve_tables(resolver, project, project["classes"], parts)
         for name, table in resolved.items():
             emit(name, table)
         project.clear()

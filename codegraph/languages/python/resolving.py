@@ -12,7 +12,8 @@ class PythonResolution(Resolution):
     """The resolver of resolve.py: a full build in resolution.py, an update in incremental.py."""
 
     def full(self, project, library, modules, jobs, emit, library_resolved=False):
-        return resolve_full(project, library, modules, jobs, emit, library_resolved)
+        # one process unless asked: a copy comes to own most of the resolver's memory (0.6 GB on the stdlib)
+        return resolve_full(project, library, modules, jobs or 1, emit, library_resolved)
 
     def plan_update(self, con, fresh):
         return plan_incremental(con, fresh)
