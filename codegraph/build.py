@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
-import contextlib
 import ctypes
 import functools
 import gc
@@ -25,19 +24,18 @@ import pyarrow.compute as pc
 
 from . import db
 from .discover import Discovery
-from .languages import ExtractionBudget, FileFacts, Library, UndecodableSource, language
+from .languages import Library
 from .errors import RepositoryError
-from .columns import arrow_schema, column_lists, concat, insert_arrow, rows_to_arrow
+from .columns import column_lists, concat, insert_arrow
 from .library_cache import LibraryCache
+from .parsing import Chunk, extract_chunk
 from .schema import BY_NAME, EXTRACTED
 from .semantic.models import EmbeddingModel
 from .semantic.store import write_vectors
-from .semantic.texts import term_rows
 from .sources import Skip, SourceFile
 from .worker import die_with
 
-FileRow, SkipRow = BY_NAME["files"].row, BY_NAME["skipped_files"].row
-_TERM_TYPES = tuple(f.type for f in arrow_schema(BY_NAME["terms"]))
+SkipRow = BY_NAME["skipped_files"].row
 # Work below this many bytes of source is parsed in this process: starting two forkserver workers
 # costs about 0.5 s of wall time, what extracting 1.2 MB takes (2.5 MB a CPU second), so a
 # pool pays for itself from about twice that.
@@ -116,7 +114,7 @@ class Build:
     report: IndexReport
     embed: str | None = "auto"  # the embedding model asked for (semantic.models.get_model), or None
     library: Library | None = None  # the library layer, or None without it
-    resolve_jobs: int = 1
+    resolve_jobs: int | None = None  # None: each language's own default (Resolution.full)
 
 
 @dataclass(frozen=True)
@@ -124,81 +122,6 @@ class Rebuild:
     """An update's verdict that it cannot follow what changed: the graph is built afresh."""
 
     reason: str
-
-
-def extract_one(f: SourceFile) -> FileFacts | Skip:
-    """One file's rows, by the language that reads it, or why it was skipped."""
-    path = f.path
-    try:
-        if f.text is not None:
-            data = f.text
-        else:
-            with open(f.abspath, "rb") as fh:
-                data = fh.read()
-        return language(f.language).extract(data, path, f.module, f.is_package)
-    except UndecodableSource as exc:
-        reason = "binary" if "binary" in str(exc) else "undecodable"
-        return Skip(path, reason, str(exc))
-    except OSError as exc:
-        return Skip(path, "unreadable", str(exc))
-    except (RecursionError, MemoryError) as exc:
-        return Skip(path, "too-complex", type(exc).__name__)
-    except ExtractionBudget as exc:
-        return Skip(path, "too-slow", f"{exc}; the file is left out, the rest of the index goes on")
-    except Exception as exc:  # one bad file must never stop the index
-        return Skip(path, "error", f"{type(exc).__name__}: {exc}")
-
-
-@dataclass
-class Chunk:
-    """What a worker sends back: Arrow tables, so conversion happens in parallel."""
-
-    file_rows: list[tuple]
-    skips: list[Skip]
-    tables: dict[str, pa.Table]
-    paths: list[str]
-    vectors: tuple | None = None  # what the embedding model prepares from the definitions (EmbeddingModel.features)
-    terms: pa.Table | None = None  # BM25's rows for these files
-    cached: bool = False  # read from the library cache, not parsed
-
-
-@functools.lru_cache(maxsize=1)
-def arrow_schemas() -> dict[str, pa.Schema]:
-    """What the parser emits per table: every column but the resolved ones."""
-    return {name: arrow_schema(BY_NAME[name], "extract") for name in EXTRACTED}
-
-
-_LAYERED = frozenset(name for name in EXTRACTED if "layer" in BY_NAME[name].names())
-
-
-def _extract_chunk(items: list[SourceFile], model: EmbeddingModel | None = None, layer: str = "project") -> Chunk:
-    """Parse files; library files (another layer) are not embedded nor put in the search index:
-    they are there to be looked up, not searched."""
-    with full_collections_deferred():  # in a worker process too
-        return _chunk_of(items, model, layer)
-
-
-def _chunk_of(items: list[SourceFile], model: EmbeddingModel | None, layer: str) -> Chunk:
-    rows: dict[str, list[tuple]] = {name: [] for name in EXTRACTED}
-    file_rows, skips = [], []
-    for f in items:
-        result = extract_one(f)
-        if isinstance(result, Skip):
-            skips.append(result)
-            continue
-        file_rows.append(file_row(f, result)._replace(layer=layer))
-        for name, table_rows in result.rows.items():
-            if layer != "project" and name == "refs":
-                continue  # the library layer is there to look definitions up, not their uses
-            if layer != "project" and name in _LAYERED:
-                table_rows = [r._replace(layer=layer) for r in table_rows]
-            rows[name].extend(table_rows)
-    project = layer == "project"
-    vectors = model.features(rows) if model is not None and project else None
-    terms = pa.Table.from_arrays([pa.array(col, typ) for col, typ in zip(term_rows(rows if project else {}), _TERM_TYPES)],
-                                 schema=arrow_schema(BY_NAME["terms"]))
-    return Chunk(file_rows, skips, {name: rows_to_arrow(arrow_schemas()[name], r) for name, r in rows.items()},
-                  [f.path for f in items], vectors, terms)
 
 
 def starting_a_worker() -> bool:
@@ -217,7 +140,7 @@ def extract_chunks(files: list[SourceFile], workers: Workers, progress: Progress
     size = 8
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     total, done = len(files), 0
-    work = functools.partial(_extract_chunk, model=model, layer=layer)
+    work = functools.partial(extract_chunk, model=model, layer=layer)
     for chunk in workers.map(work, chunks):
         done += len(chunk.paths)
         if progress:
@@ -238,11 +161,6 @@ def _completed(pool: concurrent.futures.Executor, work: Callable, chunks: list) 
     finally:  # abandoned (an error, a closed generator): what is still queued is not parsed
         for future in pending:
             future.cancel()
-
-
-def file_row(f: SourceFile, facts: FileFacts) -> tuple:
-    return FileRow(file_id=facts.file_id, path=f.path, module=f.module, sha256=facts.sha256, size=f.size,
-                   mtime_ns=f.mtime_ns, lines=facts.lines, parse_errors=facts.parse_errors, language=f.language)
 
 
 def by_language(tables: dict[str, pa.Table], language_of: dict[int, str]) -> dict[str, dict[str, pa.Table]]:
@@ -413,21 +331,6 @@ def held_rows(chunks: list[Chunk], cache: LibraryCache) -> None:
     for chunk in chunks:
         if chunk.cached:
             chunk.tables = cache.rows([r.file_id for r in chunk.file_rows])
-
-
-@contextlib.contextmanager
-def full_collections_deferred() -> Iterator[None]:
-    """No full garbage collection until the block ends (young ones still run): a build only
-    grows its heap, and each full collection walks all of it again whenever it has grown by a
-    quarter. On the stdlib that was 5.4 s of a 57 s build (gc callbacks); the one collection
-    give_back_memory makes takes 0.14 s, and the peak is unchanged. An incremental collector
-    (Python 3.14) ignores the third threshold: there this changes nothing."""
-    before = gc.get_threshold()
-    gc.set_threshold(before[0], before[1], 1 << 30)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def skip_row(skip: Skip, by_path: dict[str, SourceFile]) -> tuple:

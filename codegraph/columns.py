@@ -6,12 +6,14 @@ and never imports pyarrow."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import duckdb
 import pyarrow as pa
 
 from .schema import BY_NAME, Column, Table
+
+if TYPE_CHECKING:  # connections are handed in: a parsing worker, which imports this, never opens one
+    import duckdb
 
 _ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(),
                 "DOUBLE": pa.float64(), "FLOAT": pa.float32(), "VARCHAR[]": pa.list_(pa.string()),

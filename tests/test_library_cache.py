@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from codegraph.build import _extract_chunk
+from codegraph.parsing import extract_chunk
 from codegraph.indexer import index_repository
 from codegraph import library_cache
 from codegraph.library_cache import LibraryCache, find_layer, write_layer
@@ -63,7 +63,7 @@ def test_a_library_file_changed_since_it_was_kept_is_parsed_again(tmp_path, monk
     source.write_text("import os\n\n\nclass Helper:\n    def run(self, path):\n        return os.path.join(path, 'x')\n")
     st = source.stat()
     f = SourceFile("<site>/helpers.py", str(source), "helpers", False, st.st_size, st.st_mtime_ns, "python")
-    parsed = _extract_chunk([f], 0, "site")
+    parsed = extract_chunk([f], 0, "site")
     cache = LibraryCache.open("an environment")
     try:
         cache.keep(parsed.file_rows, parsed.tables)

@@ -165,6 +165,20 @@ def test_the_cli_starts_without_duckdb_arrow_or_numpy():
         assert json.loads(loaded) == [], module
 
 
+def test_a_parsing_worker_imports_no_database_and_no_build_machinery():
+    """A parsing worker is a fresh interpreter that imports what its work is pickled from
+    (codegraph.parsing): DuckDB, the writer and the library layer's code were half of its start."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys, codegraph.parsing; "
+            "print(json.dumps(sorted(m for m in sys.modules if m == 'duckdb' or m in "
+            "('codegraph.build', 'codegraph.db', 'codegraph.library_cache', 'codegraph.semantic.models'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(loaded) == []
+
+
 def test_a_helper_process_imports_its_target_and_not_the_program_that_started_it(tmp_path):
     """multiprocessing's spawn ran the parent's main module again in every helper: `codegraph sql`
     imported the whole CLI twice. A Worker's child imports only its target's module."""
