@@ -20,8 +20,8 @@ from .expressions import _LOCALS, _METHOD_KINDS, CASED_NAME, _function_scopes, I
 from .flows import MAX_HOPS
 from .resolution import (BINDING_KEY, EVIDENCE, KEEPING_ROWS_SQL, KEEPS_IN_SELF, KEPT_BEFORE_SQL, MAY_KEEP_SQL,
                          PARAMETER_KEY, SCOPE_TABLES, SITE_ROWS_SQL, WRITTEN_ROWS_SQL, WRITTEN_TEXT,
-                         call_sites, class_bases, definition_rows, evidence_sql, getattr_strings_sql, keeping_sites,
-                         resolve_tables, scope_keys, storing_methods, written_values)
+                         call_sites, class_bases, definition_rows, evidence_sql, getattr_strings_sql, in_source_order,
+                         keeping_sites, resolve_tables, scope_keys, storing_methods, written_values)
 from .carry import Carried, answered_imports, carriers_of, carry, give_back, reached_as_modules
 from .learning import BATCHES_AT_MOST, OnFirstRead, learning_resolver
 
@@ -1070,7 +1070,8 @@ def apply_update(con: duckdb.DuckDBPyConnection, plan: Plan, fresh: dict[str, pa
 
     def kept() -> dict[str, list[tuple]]:
         rows = con.execute(KEEPING_ROWS_SQL, {"keeping": sorted(KEEPING)}).to_arrow_table()
-        rows = pa.concat_tables([rows, fresh["calls"].select(rows.column_names).cast(rows.schema)])
+        rows = in_source_order(pa.concat_tables([rows, fresh["calls"].select(rows.column_names).cast(rows.schema)]),
+                               modules)  # as a full build keeps them
         learner.many(storing_methods(rows))  # what keeping_sites looks up, at once
         return keeping_sites(rows, modules, resolver.defs)
 

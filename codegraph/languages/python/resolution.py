@@ -285,6 +285,12 @@ def getattr_strings_sql(where: str, few: bool = False) -> str:
     WHERE start <> '' OR capitals"""
 
 
+# Where a row is in its file, an enclosing call before those inside it (in_source_order)
+SOURCE_ORDER = {"calls": [("line", "ascending"), ("col", "ascending"), ("end_line", "descending"),
+                          ("end_col", "descending"), ("kind", "ascending"), ("callee_text", "ascending")],
+                "refs": [("line", "ascending"), ("col", "ascending"), ("kind", "ascending"), ("text", "ascending")]}
+
+
 # An update's writes of every file but the changed ones (_gone), for written_values
 WRITTEN_ROWS_SQL = f"""SELECT file_id, scope_qualname, text, kind, value FROM refs
     WHERE NOT {IN_GONE} AND kind = 'write' AND value IS NOT NULL
@@ -302,8 +308,8 @@ _MAY_KEEP_ROWS = f"""NOT alternative AND (regexp_matches(callee_text, '{KEEPS_IN
            OR kind = 'call' AND len(arguments) > 0 AND contains(callee_text, '.')
               AND split_part(callee_text, '.', -1) IN ({MAY_KEEP_SQL}))"""
 # An update's rows of every file but the changed ones (_gone); the changed ones' as they were, all.
-KEEPING_ROWS_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
-    WHERE NOT {IN_GONE} AND {_MAY_KEEP_ROWS}"""
+KEEPING_ROWS_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)}, {', '.join(name for name, _ in SOURCE_ORDER['calls'][:4])}
+    FROM calls WHERE NOT {IN_GONE} AND {_MAY_KEEP_ROWS}"""
 KEPT_BEFORE_SQL = f"""SELECT {', '.join(_KEEPING_COLUMNS)} FROM calls
     WHERE {IN_GONE} AND NOT alternative"""
 
@@ -369,6 +375,23 @@ def with_answers(table: pa.Table, name: str, values: list[tuple]) -> pa.Table:
     return table
 
 
+def in_source_order(rows: pa.Table, modules: dict[int, str], table: str = "calls") -> pa.Table:
+    """A table's rows by module, then where they are in it: the order the resolver asks them in,
+    and learns what calls keep and writes store, the same whether a file's rows come from its
+    parse or from the database, where an update's kept functions (carry.py) leave them in another
+    order (answers worked out while another is half made depend on which comes first: the
+    `naive.replace` of a python-dateutil file edited twice differed from its rebuild)."""
+    if rows.num_rows < 2:
+        return rows
+    files = pc.unique(rows.column("file_id")).to_pylist()
+    rank = {f: at for at, f in enumerate(sorted(files, key=lambda f: (modules.get(f, ""), f)))}
+    ranks = pa.array([rank[f] for f in files], pa.int64())
+    keys = SOURCE_ORDER[table]
+    keyed = rows.select([name for name, _ in keys]).append_column(
+        "_file", pc.take(ranks, pc.index_in(rows.column("file_id"), value_set=pa.array(files, pa.int64()))))
+    return rows.take(pc.sort_indices(keyed, sort_keys=[("_file", "ascending"), *keys]))
+
+
 def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dict[int, str],
                     flow_sites: Iterable[tuple] = (), jobs: int = 1, emit: Emit | None = None) -> dict[str, pa.Table]:
     """Add the resolution columns to imports, calls and inheritance. A call that may run several
@@ -386,6 +409,8 @@ def resolve_tables(resolver: Resolver, tables: dict[str, pa.Table], modules: dic
     imports = tables["imports"]
     values = [resolver.resolve_import(key) for key in zip(*column_lists(imports, IMPORT_KEY))]
     out = {"imports": with_answers(imports, "imports", values)}
+    for name in SOURCE_ORDER:  # in place: the rows as they came go
+        tables[name] = in_source_order(tables[name], modules, name)
     refs, calls = tables["refs"], tables["calls"]
     resolver.receivers = receivers_used(calls, refs)
     if resolver.kept is None:  # an update gives every file's (incremental.py)
