@@ -949,3 +949,32 @@ def test_an_update_equals_its_rebuild_whatever_order_the_database_keeps_the_call
         assert updated.mode == "update" and updated.reresolved > 10
         rebuilt = index_repository(repo, tmp_path / "rebuilt.duckdb", jobs=1, embed=False, libraries=False, full=True)
         assert snapshot(db) == snapshot(rebuilt.db_path), path
+
+
+def test_a_submodule_that_comes_answers_the_imports_that_named_it(tmp_path):
+    """`from pkg import sub` names the module pkg.sub by the target it writes: when sub.py comes
+    (python-dateutil's move to src/ brought `dateutil/tz/__init__.py` after the files importing
+    it), the importers are resolved again, as a rebuild resolves them."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "user.py").write_text(textwrap.dedent("""\
+        from pkg import sub
+
+        def use():
+            return sub.make()
+        """))
+    db = tmp_path / "graph.duckdb"
+    index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    (repo / "pkg" / "sub.py").write_text("import os\n\n\ndef make():\n    return os.sep\n")  # imports: not definitions alone
+    updated = index_repository(repo, db, jobs=1, libraries=False, embed=False)
+    assert updated.mode == "update" and updated.reresolved == 1
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT resolved_qualname FROM imports WHERE name = 'sub'").fetchone() == ("pkg.sub",)
+        assert con.execute("SELECT resolved_callee FROM calls WHERE callee_text = 'sub.make'").fetchone() == \
+            ("pkg.sub.make",)
+    finally:
+        con.close()
+    rebuilt = index_repository(repo, tmp_path / "rebuilt.duckdb", jobs=1, libraries=False, embed=False, full=True)
+    assert snapshot(db) == snapshot(rebuilt.db_path)

@@ -487,12 +487,14 @@ def _readers(con: duckdb.DuckDBPyConnection, retyped: set[str]) -> tuple[list[in
     return sorted(using | definers.keys()), quals, using | {f for f, bare in definers.items() if bare}
 
 
-# The files that import from or point into the modules of _changed; with $retyped (what a
-# definition there holds or returns changed), every call and ref resolved by a value.
+# The files that import from or point into the modules of _changed (`from pkg import sub` by the
+# module it names, its target: sub.py may have come or gone); with $retyped (what a definition
+# there holds or returns changed), every call and ref resolved by a value.
 _USES_CHANGED_SQL = f"""
     SELECT DISTINCT file_id FROM imports i JOIN _changed c
       ON i.imported_module = c.module OR starts_with(i.imported_module, c.module || '.')
          OR i.resolved_qualname = c.module OR starts_with(i.resolved_qualname, c.module || '.')
+         OR i.target = c.module OR starts_with(i.target, c.module || '.')
     UNION SELECT DISTINCT file_id FROM calls k JOIN _changed c
       ON starts_with(k.resolved_callee, c.module || '.')
     UNION SELECT DISTINCT file_id FROM inheritance h JOIN _changed c
