@@ -164,11 +164,6 @@ class _Extractor:
         found = self.modifiers(node)
         return found is not None and any(c.type == "static" for c in found.children)
 
-    def tick(self) -> None:
-        self._seen += 1
-        if self._seen % _DEADLINE_EVERY == 0 and time.monotonic() > self.deadline:
-            raise ExtractionBudget(f"{self.path}: extraction took longer than its budget")
-
     # -- the walk ----------------------------------------------------------------------
     def run(self, root: Node) -> None:
         module = _Scope("module", self.module, self.new_id("module", self.module))
@@ -181,14 +176,18 @@ class _Extractor:
             path=self.path, is_package=False, docstring=None, all_names=None, start_line=1,
             end_line=root.end_point[0] + 1))
         stack: list[tuple[Node, _Scope]] = [(c, module) for c in reversed(root.named_children)]
+        handlers, pop, push = self._HANDLERS, stack.pop, stack.extend
         while stack:
-            node, scope = stack.pop()
-            self.tick()
-            handler = self._HANDLERS.get(node.type)
+            node, scope = pop()
+            self._seen += 1
+            if not self._seen % _DEADLINE_EVERY and time.monotonic() > self.deadline:
+                raise ExtractionBudget(f"{self.path}: extraction took longer than its budget")
+            handler = handlers.get(node.type)
             children = handler(self, node, scope) if handler is not None else None
             if children is None:
-                children = [(c, scope) for c in node.named_children]
-            stack.extend(reversed(children))
+                push([(c, scope) for c in reversed(node.named_children)])
+            else:
+                push(reversed(children))
 
     def _import(self, node: Node, scope: _Scope) -> list:
         static = any(c.type == "static" for c in node.children)
@@ -268,11 +267,11 @@ class _Extractor:
     def _implicit_members(self, node: Node, klass: _Scope, kind: str, members: list[Node]) -> None:
         """What Java declares for a class without code: a record's fields, accessors and canonical
         constructor, an enum's values() and valueOf(String), a default constructor."""
-        declared = {self._method_identity(m, klass.qualname) for m in members
-                    if m.type in ("method_declaration", "constructor_declaration")}
-        compact = any(m.type == "compact_constructor_declaration" for m in members)
         line = node.start_point[0] + 1
-        if kind == "record":
+        if kind == "record":  # what it declares itself of what Java would (the others' identities are asked once)
+            declared = {self._method_identity(m, klass.qualname) for m in members
+                        if m.type in ("method_declaration", "constructor_declaration")}
+            compact = any(m.type == "compact_constructor_declaration" for m in members)
             components = node.child_by_field_name("parameters")
             params = [c for c in components.named_children if c.type == "formal_parameter"] if components else []
             for param in params:
@@ -332,25 +331,31 @@ class _Extractor:
             return self.text(declarator.child_by_field_name("name")) if declarator is not None else "?"
         return self.text(param.child_by_field_name("name")) or "?"
 
-    def _method_identity(self, node: Node, klass: str) -> str:
+    def _method_identity(self, node: Node, klass: str, types: list[str] | None = None) -> str:
+        """`types`: its parameters' types as written, when read already."""
         name = "<init>" if node.type != "method_declaration" else self.text(node.child_by_field_name("name")) or "?"
-        types = ",".join(erased(self._parameter_type(p)) for p in self._formal_parameters(node))
-        return f"{klass}.{name}({types})"
+        if types is None:
+            types = [self._parameter_type(p) for p in self._formal_parameters(node)]
+        return f"{klass}.{name}({','.join(erased(t) for t in types)})"
 
-    def _parameters(self, owner_id: int, owner: str, params: list[Node]) -> None:
+    def _parameters(self, owner_id: int, owner: str, params: list[Node],
+                    written: list[tuple[str, str]] | None = None) -> None:
+        """A parameters row each; `written`: each one's (type, name) as read already."""
         for position, param in enumerate(params):
+            ptype, pname = written[position] if written is not None else \
+                (self._parameter_type(param), self._parameter_name(param))
             self.rows["parameters"].append(ParameterRow(
-                file_id=self.file_id, owner_id=owner_id, owner_qualname=owner, position=position,
-                name=self._parameter_name(param),
+                file_id=self.file_id, owner_id=owner_id, owner_qualname=owner, position=position, name=pname,
                 kind="var-positional" if param.type == "spread_parameter" else "positional",
-                annotation=" ".join(self._parameter_type(param).split()), default_value=None))
+                annotation=" ".join(ptype.split()), default_value=None))
 
     def _method(self, node: Node, scope: _Scope) -> list:
         if scope.kind != "class":  # a method outside a class body: broken code
             return [(c, scope) for c in node.named_children]
-        qualname = self._method_identity(node, scope.qualname)
         params = self._formal_parameters(node)
-        listed = ", ".join(" ".join(self._parameter_type(p).split()) + " " + self._parameter_name(p) for p in params)
+        written = [(self._parameter_type(p), self._parameter_name(p)) for p in params]
+        listed = ", ".join(" ".join(ptype.split()) + " " + pname for ptype, pname in written)
+        qualname = self._method_identity(node, scope.qualname, [ptype for ptype, _ in written])
         if node.type == "method_declaration":
             name = self.text(node.child_by_field_name("name")) or "?"
             returns = " ".join((self.text(node.child_by_field_name("type")) or "void").split())
@@ -360,7 +365,7 @@ class _Extractor:
             name, kind, signature = "<init>", "constructor", f"({listed})"
         sid = self._member(scope, name, qualname, kind, signature, None, None, self.annotations(node), node,
                            self.javadoc(node), type_parameters=self.type_parameters(node))
-        self._parameters(sid, qualname, params)
+        self._parameters(sid, qualname, params, written)
         inner = _Scope("method", qualname, sid, scope.qualname, scope.id)
         body = node.child_by_field_name("body")
         if kind == "constructor" and body is not None and self.class_kinds.get(scope.qualname) == "class" and \
