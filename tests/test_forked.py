@@ -93,7 +93,22 @@ def test_when_the_parent_fails_its_copies_are_stopped(tmp_path):
 _PACKAGES = ("asyncio", "email", "json", "logging", "concurrent", "http", "xml")
 
 
-def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, monkeypatch):
+@pytest.fixture
+def forks(monkeypatch) -> list:
+    """The copies forked.two_steps forks from here on (None where a fork failed)."""
+    made: list = []
+    real_fork = forked._fork
+
+    def counted(*args):
+        copy = real_fork(*args)
+        made.append(copy)
+        return copy
+
+    monkeypatch.setattr(forked, "_fork", counted)
+    return made
+
+
+def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, monkeypatch, forks):
     """Real code (packages of the running Python's stdlib), where a part's answers would differ
     if they depended on what the other part asked the resolver first."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
@@ -101,15 +116,6 @@ def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, 
     for name in _PACKAGES:
         shutil.copytree(stdlib / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "test*"))
     one = index_repository(repo, tmp_path / "one.duckdb", jobs=1, embed=False, libraries=False)
-    forks = []
-    real_fork = forked._fork
-
-    def counted(*args):
-        copy = real_fork(*args)
-        forks.append(copy)
-        return copy
-
-    monkeypatch.setattr(forked, "_fork", counted)
     monkeypatch.setattr(resolution, "FORK_AT", 1)
     two = index_repository(repo, tmp_path / "two.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=2)
     assert len(forks) == 1 and forks[0] is not None
@@ -126,22 +132,13 @@ def test_a_build_resolved_by_two_processes_equals_one_resolved_by_one(tmp_path, 
     assert snapshot(two.db_path) == snapshot(one.db_path)
 
 
-def test_java_calls_resolved_by_two_processes_are_those_of_one_and_read_the_same_facts(tmp_path, monkeypatch):
+def test_java_calls_resolved_by_two_processes_are_those_of_one_and_read_the_same_facts(tmp_path, monkeypatch, forks):
     """The feature programs (tests/java_features), whose files call each other's classes: each
     part's answers and the facts they read (`reads`, what an update follows) are those one
     process gives. Java's default is a copy per core up to two (its resolver is small)."""
     repo = tmp_path / "repo"
     shutil.copytree(Path(__file__).parent / "java_features", repo)
     one = index_repository(repo, tmp_path / "one.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=1)
-    forks = []
-    real_fork = forked._fork
-
-    def counted(*args):
-        copy = real_fork(*args)
-        forks.append(copy)
-        return copy
-
-    monkeypatch.setattr(forked, "_fork", counted)
     monkeypatch.setattr(java_resolve, "FORK_AT", 1)
     two = index_repository(repo, tmp_path / "two.duckdb", jobs=1, embed=False, libraries=False, resolve_jobs=2)
     assert len(forks) == 1 and forks[0] is not None
