@@ -98,6 +98,24 @@ def two_steps(parts: int, first: Callable[[int], Any], combine: Callable[[Sequen
             copy.end(kill=killed or not copy.alive)
 
 
+def whole_files(weight: dict[int, float], parts: int) -> dict[int, int]:
+    """Each file's part (file id -> 0..parts-1): whole files, in the order given, about equal weight
+    to each part (what a file's rows ask, its other rows ask again: one copy's caches keep it)."""
+    total, done, part_of = sum(weight.values()), 0.0, {}
+    for file_id, w in weight.items():
+        part_of[file_id] = min(parts - 1, int(done * parts / total)) if total else 0
+        done += w
+    return part_of
+
+
+def positions(file_ids: list[int], part_of: dict[int, int], parts: int) -> list[list[int]]:
+    """The positions of rows (of these files, in this order) in each part."""
+    out: list[list[int]] = [[] for _ in range(parts)]
+    for at, file_id in enumerate(file_ids):
+        out[part_of[file_id]].append(at)
+    return out
+
+
 def each(parts: int, work: Callable[[int], Any]) -> list:
     """work(k) for every part k, parts 1.. in forked copies, in part order (two_steps' first step
     alone)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -1156,23 +1156,6 @@ def _layered(resolver: JavaResolver, answer: tuple[str, str] | None) -> tuple[st
     return answer[0], "library"
 
 
-def _by_file(file_ids: list[int], parts: int) -> list[list[int]]:
-    """The positions of rows in `parts` lists of about as many rows each, a file's rows in one."""
-    if parts == 1:
-        return [list(range(len(file_ids)))]
-    count: dict[int, int] = defaultdict(int)
-    for file_id in file_ids:
-        count[file_id] += 1
-    part_of, done = {}, 0
-    for file_id, rows in count.items():
-        part_of[file_id] = min(parts - 1, done * parts // len(file_ids))
-        done += rows
-    out: list[list[int]] = [[] for _ in range(parts)]
-    for at, file_id in enumerate(file_ids):
-        out[part_of[file_id]].append(at)
-    return out
-
-
 def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes: pa.Table, parts: int = 1
                    ) -> tuple[dict[str, pa.Table], pa.Table]:
     """imports, calls, refs and inheritance with their resolution columns, the classes' resolved
@@ -1213,7 +1196,9 @@ def resolve_tables(resolver: JavaResolver, tables: dict[str, pa.Table], classes:
     out["imports"] = with_columns(imports, RESOLVED_COLUMNS["imports"], values)
     calls = tables["calls"]
     rows = list(zip(*column_lists(calls, ("file_id", "callee_text", "kind", "arguments", "caller_qualname", "line"))))
-    split = _by_file([row[0] for row in rows], parts if parts > 1 and len(rows) >= FORK_AT and forked.can_fork() else 1)
+    parts = parts if parts > 1 and len(rows) >= FORK_AT and forked.can_fork() else 1
+    file_ids = [row[0] for row in rows]
+    split = forked.positions(file_ids, forked.whole_files(Counter(file_ids), parts), parts)
 
     def answer(part: int) -> tuple[list[tuple], dict[int, set]]:
         """The answers of one part's calls, and what they read: the same in a forked copy."""

@@ -487,16 +487,9 @@ class _Answers:
             weight[f] += 1
         for f in ref_files:
             weight[f] += _REF_WEIGHT
-        total, done, part_of = sum(weight.values()), 0.0, {}
-        for f, w in weight.items():
-            part_of[f] = min(parts - 1, int(done * parts / total)) if total else 0
-            done += w
-        self.ref_parts = [[] for _ in range(parts)]
-        self.call_parts = [[] for _ in range(parts)]
-        for i, f in enumerate(ref_files):
-            self.ref_parts[part_of[f]].append(i)
-        for i, f in enumerate(self.call_files):
-            self.call_parts[part_of[f]].append(i)
+        part_of = forked.whole_files(weight, parts)
+        self.ref_parts = forked.positions(ref_files, part_of, parts)
+        self.call_parts = forked.positions(self.call_files, part_of, parts)
 
     def first(self, k: int) -> list:
         resolver = self.resolver
